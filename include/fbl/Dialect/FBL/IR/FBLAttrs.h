@@ -1,0 +1,62 @@
+//===- FBLAttrs.h - fbl layout encodings and target -------------*- C++ -*-===//
+//
+// Layout encoding attributes, their interface, and the target attribute.
+// The helpers below back the interface's shared methods so that every
+// encoding answers layout questions through the one algebra.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_DIALECT_FBL_IR_FBLATTRS_H
+#define FBL_DIALECT_FBL_IR_FBLATTRS_H
+
+#include "fbl/Layout/Layout.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "fbl/Dialect/FBL/IR/FBLEnums.h.inc"
+
+namespace mlir::fbl {
+
+/// The map (d0, ..., dn-1) -> (layer, y, x, channel) of `layout` for `shape`.
+AffineMap buildTexelMap(const ::fbl::layout::Layout &layout,
+                        ArrayRef<int64_t> shape, MLIRContext *context);
+
+/// The simplest encoding attribute expressing `layout`: a channel-packed or
+/// R-Tile attribute when it is one, else the general `#fbl.image`.
+Attribute getEncodingForLayout(const ::fbl::layout::Layout &layout,
+                               MLIRContext *context);
+
+/// Encoding of a transpose viewing memory laid out by `layout`.
+FailureOr<Attribute> getTransposedEncoding(const ::fbl::layout::Layout &layout,
+                                           ArrayRef<int64_t> permutation,
+                                           MLIRContext *context);
+
+/// Encoding of a collapse or expand viewing memory laid out by `layout`.
+FailureOr<Attribute>
+getReshapedEncoding(const ::fbl::layout::Layout &layout,
+                    ArrayRef<int64_t> sourceShape,
+                    ArrayRef<int64_t> resultShape,
+                    ArrayRef<ReassociationIndices> reassociation,
+                    MLIRContext *context);
+
+/// `type` with its encoding replaced by `encoding`.
+RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
+
+} // namespace mlir::fbl
+
+#include "fbl/Dialect/FBL/IR/FBLInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h.inc"
+
+namespace mlir::fbl {
+/// The fbl layout of a tensor type, or null when it has none.
+LayoutEncodingAttrInterface getLayoutEncoding(Type type);
+} // namespace mlir::fbl
+
+#endif // FBL_DIALECT_FBL_IR_FBLATTRS_H

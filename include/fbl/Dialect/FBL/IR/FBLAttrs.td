@@ -1,0 +1,231 @@
+//===- FBLAttrs.td - fbl layout and target attributes ------*- tablegen -*-===//
+//
+// Layout encodings (one attribute per layout family, all implementing
+// LayoutEncodingAttrInterface) and the target description.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_DIALECT_FBL_IR_FBLATTRS_TD
+#define FBL_DIALECT_FBL_IR_FBLATTRS_TD
+
+include "fbl/Dialect/FBL/IR/FBLDialect.td"
+include "fbl/Dialect/FBL/IR/FBLInterfaces.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def FBL_BatchFold : I32EnumAttr<"BatchFold",
+    "where the leading (batch/head) dims of a tensor go", [
+      I32EnumAttrCase<"Y", 0, "y">,
+      I32EnumAttrCase<"Layers", 1, "layers">
+    ]> {
+  let cppNamespace = "::mlir::fbl";
+  let genSpecializedAttr = 0;
+}
+def FBL_BatchFoldAttr : EnumAttr<FBL_Dialect, FBL_BatchFold, "batch_fold">;
+
+def FBL_IntraTileOrder : I32EnumAttr<"IntraTileOrder",
+    "placement of the texels of one R-Tile", [
+      I32EnumAttrCase<"RowsOnY", 0, "rows_on_y">,
+      I32EnumAttrCase<"RowsOnX", 1, "rows_on_x">,
+      I32EnumAttrCase<"Linear", 2, "linear">
+    ]> {
+  let cppNamespace = "::mlir::fbl";
+  let genSpecializedAttr = 0;
+}
+def FBL_IntraTileOrderAttr
+    : EnumAttr<FBL_Dialect, FBL_IntraTileOrder, "intra_tile_order">;
+
+def FBL_InterTileOrder : I32EnumAttr<"InterTileOrder",
+    "placement of the grid of R-Tiles", [
+      I32EnumAttrCase<"RowMajor", 0, "row_major">,
+      I32EnumAttrCase<"ColMajor", 1, "col_major">
+    ]> {
+  let cppNamespace = "::mlir::fbl";
+  let genSpecializedAttr = 0;
+}
+def FBL_InterTileOrderAttr
+    : EnumAttr<FBL_Dialect, FBL_InterTileOrder, "inter_tile_order">;
+
+//===----------------------------------------------------------------------===//
+// Layout encodings
+//===----------------------------------------------------------------------===//
+
+class FBL_LayoutAttr<string name, string attrMnemonic>
+    : AttrDef<FBL_Dialect, name, [
+        DeclareAttrInterfaceMethods<FBL_LayoutEncodingAttrInterface>,
+        DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = attrMnemonic;
+}
+
+def FBL_BufferLayoutAttr : FBL_LayoutAttr<"BufferLayout", "buffer"> {
+  let summary = "Dense row-major OpenCL buffer";
+  let description = [{
+    The tensor lives in a plain `__global` buffer, row-major, without
+    padding. Any element type; no image limits apply.
+
+    ```mlir
+    tensor<16x32xf32, #fbl.buffer>
+    ```
+  }];
+}
+
+def FBL_ChannelPackedLayoutAttr
+    : FBL_LayoutAttr<"ChannelPackedLayout", "channel_packed"> {
+  let summary = "Image with one dim packed by 4 into RGBA (MNN/TFLite style)";
+  let description = [{
+    The layout mobile frameworks use for every tensor: dim `packed` is
+    packed four elements to a texel (padded to a multiple of 4); the last
+    dim goes along x, the second-to-last down y, and the leading (batch or
+    head) dims are folded into y (`batch = y`, above the rows) or into the
+    layers of an `image2d_array_t` (`batch = layers`).
+
+    For `tensor<MxKxf32>` with `packed = 1`, element (m, k) is channel
+    `k mod 4` of texel (x = k floordiv 4, y = m).
+
+    ```mlir
+    tensor<8x64x32xf32, #fbl.channel_packed<packed = 2, batch = layers>>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$packed,
+    DefaultValuedParameter<"::mlir::fbl::BatchFold",
+                           "::mlir::fbl::BatchFold::Y">:$batch);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def FBL_RTileLayoutAttr : FBL_LayoutAttr<"RTileLayout", "rtile"> {
+  let summary = "R-Tile: whole tiles that every reduction direction reads";
+  let description = [{
+    The last two dims are cut into `tile[0] x tile[1]` tiles; the `packed`
+    dim (one of the two) is packed four elements to a texel, so a tile is
+    `tile[0] * tile[1] / 4` texels that a kernel always loads whole. Whether
+    a kernel reduces over rows (forward `X·W`) or columns (backward `Xᵀ·dY`)
+    it reads whole texels from one small 2D neighbourhood and contracts in
+    registers, so forward and backward share one layout.
+
+    `intra` places the texels of a tile (`rows_on_y`: tile rows down y;
+    `rows_on_x`: tile rows along x; `linear`: the whole tile on one image
+    row), `inter` places the tile grid (`row_major`: tile rows on y,
+    `col_major`: tile rows on x), `batch` folds leading dims into y or into
+    image-array layers. Shapes that are not multiples of the tile are padded.
+
+    ```mlir
+    tensor<512x2048xf32, #fbl.rtile<tile = [4, 4], packed = 1,
+                                    intra = rows_on_x, inter = row_major>>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "tile rows and columns">:$tile,
+    "int64_t":$packed,
+    DefaultValuedParameter<"::mlir::fbl::IntraTileOrder",
+                           "::mlir::fbl::IntraTileOrder::RowsOnY">:$intra,
+    DefaultValuedParameter<"::mlir::fbl::InterTileOrder",
+                           "::mlir::fbl::InterTileOrder::RowMajor">:$inter,
+    DefaultValuedParameter<"::mlir::fbl::BatchFold",
+                           "::mlir::fbl::BatchFold::Y">:$batch);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def FBL_ImageLayoutAttr : FBL_LayoutAttr<"ImageLayout", "image"> {
+  let summary = "General tiled image layout (the composed layout of views)";
+  let description = [{
+    The general form behind every image layout: per-dim `tile` sizes, the
+    `packed` dim (tile size a multiple of 4), and the placement of each
+    factor on the image axes, most significant first. Factor `dN` is the
+    tile index of dim N (`i floordiv tile[N]`), `dN.e` its element index
+    inside the tile (`i mod tile[N]`, in texels for the packed dim).
+    Every tile index is placed once; an element index is placed when its
+    extent exceeds one.
+
+    Transposes and reshapes that keep tiles whole compose into this form;
+    when the result is a channel-packed or R-Tile layout it is printed as
+    such instead.
+
+    ```mlir
+    // [S, H, D] seen as heads-major after splitting hidden = H * D:
+    #fbl.image<tile = [1, 1, 4], packed = 2, x = [d1, d2], y = [d0], layers = []>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "tile size per dim">:$tile,
+    "int64_t":$packed,
+    ArrayRefParameter<"int64_t", "factors on x">:$x,
+    ArrayRefParameter<"int64_t", "factors on y">:$y,
+    ArrayRefParameter<"int64_t", "factors on array layers">:$layers);
+  let assemblyFormat = [{
+    `<` `tile` `=` `[` $tile `]` `,` `packed` `=` $packed `,`
+        `x` `=` custom<Factors>($x) `,` `y` `=` custom<Factors>($y) `,`
+        `layers` `=` custom<Factors>($layers) `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Factors are stored as `dim * 2 + level` (level 1 = element index).
+    static int64_t encodeFactor(::fbl::layout::Factor f) {
+      return f.dim * 2 + (f.level == ::fbl::layout::Level::Element);
+    }
+    static ::fbl::layout::Factor decodeFactor(int64_t v) {
+      return {static_cast<unsigned>(v / 2),
+              v % 2 ? ::fbl::layout::Level::Element
+                    : ::fbl::layout::Level::Tile};
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Target
+//===----------------------------------------------------------------------===//
+
+def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "The OpenCL device a training step is compiled for";
+  let description = [{
+    Image limits that every encoded tensor must respect, the texture-cache
+    geometry the cost model uses, fp16 image storage and work-group sizes.
+    Put it on the module as `fbl.target`. A known preset name alone fills in
+    every field (`adreno-a740`, `mali-g710`, `pocl-cpu`); otherwise give
+    every field:
+
+    ```mlir
+    module attributes {fbl.target = #fbl.target<"mali-g710">} {}
+    #fbl.target<"my-gpu", max_image_width = 16384, max_image_height = 16384,
+                max_image_layers = 2048, max_buffer_bytes = 1073741824,
+                cache_line_texels = [4, 4], cache_bytes = 16384, cache_ways = 4,
+                fp16 = true, max_workgroup_size = 1024,
+                preferred_workgroup = [8, 8]>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"device name">:$name,
+    "int64_t":$maxImageWidth,
+    "int64_t":$maxImageHeight,
+    "int64_t":$maxImageLayers,
+    "int64_t":$maxBufferBytes,
+    ArrayRefParameter<"int64_t", "texel footprint (w, h) of a cache line">:
+        $cacheLineTexels,
+    "int64_t":$cacheBytes,
+    "int64_t":$cacheWays,
+    "bool":$fp16,
+    "int64_t":$maxWorkgroupSize,
+    ArrayRefParameter<"int64_t", "preferred 2D work-group size">:
+        $preferredWorkgroup);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Names of the built-in presets.
+    static ::llvm::ArrayRef<::llvm::StringRef> getPresetNames();
+    /// The preset called `name`, or a null attribute.
+    static TargetAttr getPreset(::mlir::MLIRContext *context,
+                                ::llvm::StringRef name);
+    /// Image limits in the algebra's terms.
+    ::fbl::layout::DeviceLimits getLimits() const;
+  }];
+}
+
+#endif // FBL_DIALECT_FBL_IR_FBLATTRS_TD

@@ -1,0 +1,49 @@
+//===- FBLDialect.td - The fbl dialect ---------------------*- tablegen -*-===//
+//
+// The fbl dialect: tensor layouts on OpenCL images for training graphs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_DIALECT_FBL_IR_FBLDIALECT_TD
+#define FBL_DIALECT_FBL_IR_FBLDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def FBL_Dialect : Dialect {
+  let name = "fbl";
+  let cppNamespace = "::mlir::fbl";
+  let summary = "Layouts of training-graph tensors on mobile-GPU image memory";
+  let description = [{
+    The `fbl` dialect describes where the tensors of a training step live in
+    OpenCL image memory (RGBA texels, `image2d_t` / `image2d_array_t`) or in
+    buffers. Layouts are encodings of `RankedTensorType`, so linalg ops on
+    encoded tensors keep their meaning; the dialect adds only what linalg
+    lacks: a costed layout conversion (`fbl.relayout`), zero-cost views for
+    tile-preserving transposes and reshapes, and the target description
+    (`#fbl.target`) whose limits every encoded tensor must respect.
+
+    ```mlir
+    module attributes {fbl.target = #fbl.target<"adreno-a740">} {
+      func.func @f(%x: tensor<128x64xf32, #fbl.rtile<tile = [4, 4], packed = 1>>)
+    }
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the module attribute holding the target.
+    static constexpr ::llvm::StringLiteral getTargetAttrName() {
+      return ::llvm::StringLiteral("fbl.target");
+    }
+    /// Name of the unit argument attribute marking trainable parameters.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("fbl.param");
+    }
+  }];
+}
+
+class FBL_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FBL_Dialect, mnemonic, traits>;
+
+#endif // FBL_DIALECT_FBL_IR_FBLDIALECT_TD

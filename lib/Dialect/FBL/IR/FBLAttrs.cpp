@@ -1,0 +1,548 @@
+//===- FBLAttrs.cpp - fbl layout encodings and target ---------------------===//
+//
+// Layout encodings map their parameters onto the layout algebra; everything
+// else (extents, texel maps, views, limits) is answered by the algebra.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+namespace fl = ::fbl::layout;
+
+#include "fbl/Dialect/FBL/IR/FBLEnums.cpp.inc"
+#include "fbl/Dialect/FBL/IR/FBLInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Factor lists of #fbl.image: `[d1, d0.e]`
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseFactors(AsmParser &parser,
+                                SmallVector<int64_t> &factors) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        StringRef keyword;
+        SMLoc loc = parser.getCurrentLocation();
+        if (parser.parseKeyword(&keyword))
+          return failure();
+        // The lexer reads `d0.e` as one bare identifier.
+        auto [dimPart, levelPart] = keyword.split('.');
+        unsigned dim;
+        if (!dimPart.consume_front("d") || dimPart.getAsInteger(10, dim) ||
+            (!levelPart.empty() && levelPart != "e"))
+          return parser.emitError(loc, "expected a factor 'dN' or 'dN.e', got '")
+                 << keyword << "'";
+        factors.push_back(ImageLayoutAttr::encodeFactor(
+            {dim, levelPart.empty() ? fl::Level::Tile : fl::Level::Element}));
+        return success();
+      });
+}
+
+static void printFactors(AsmPrinter &printer, ArrayRef<int64_t> factors) {
+  printer << '[';
+  llvm::interleaveComma(factors, printer, [&](int64_t v) {
+    fl::Factor f = ImageLayoutAttr::decodeFactor(v);
+    printer << 'd' << f.dim << (f.level == fl::Level::Element ? ".e" : "");
+  });
+  printer << ']';
+}
+
+#define GET_ATTRDEF_CLASSES
+#include "fbl/Dialect/FBL/IR/FBLAttrs.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+static fl::BatchFold toAlgebra(BatchFold f) {
+  return f == BatchFold::Y ? fl::BatchFold::Y : fl::BatchFold::Layers;
+}
+static BatchFold fromAlgebra(fl::BatchFold f) {
+  return f == fl::BatchFold::Y ? BatchFold::Y : BatchFold::Layers;
+}
+static fl::IntraTileOrder toAlgebra(IntraTileOrder o) {
+  return static_cast<fl::IntraTileOrder>(static_cast<int>(o));
+}
+static fl::InterTileOrder toAlgebra(InterTileOrder o) {
+  return static_cast<fl::InterTileOrder>(static_cast<int>(o));
+}
+
+static std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
+  return std::vector<int64_t>(a.begin(), a.end());
+}
+
+RankedTensorType mlir::fbl::withEncoding(RankedTensorType type,
+                                         Attribute encoding) {
+  return RankedTensorType::get(type.getShape(), type.getElementType(),
+                               encoding);
+}
+
+LayoutEncodingAttrInterface mlir::fbl::getLayoutEncoding(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return {};
+  return dyn_cast_or_null<LayoutEncodingAttrInterface>(tensor.getEncoding());
+}
+
+AffineMap mlir::fbl::buildTexelMap(const fl::Layout &layout,
+                                   ArrayRef<int64_t> shape,
+                                   MLIRContext *context) {
+  unsigned rank = shape.size();
+  std::vector<int64_t> dims = toVector(shape);
+  AffineExpr zero = getAffineConstantExpr(0, context);
+  if (layout.isBuffer()) {
+    AffineExpr linear = zero;
+    for (unsigned d = 0; d < rank; ++d)
+      linear = linear * shape[d] + getAffineDimExpr(d, context);
+    return AffineMap::get(rank, 0, {zero, zero, linear, zero}, context);
+  }
+  AffineExpr axis[fl::kNumAxes] = {zero, zero, zero};
+  for (unsigned a = 0; a < fl::kNumAxes; ++a)
+    for (const fl::FactorTerm &t :
+         layout.terms(dims, static_cast<fl::Axis>(a))) {
+      AffineExpr e = getAffineDimExpr(t.factor.dim, context);
+      if (t.divisor != 1)
+        e = e.floorDiv(t.divisor);
+      if (t.modulus)
+        e = e % t.modulus;
+      axis[a] = axis[a] + e * t.stride;
+    }
+  AffineExpr channel =
+      layout.packedDim() < 0
+          ? zero
+          : getAffineDimExpr(layout.packedDim(), context) % fl::kTexelChannels;
+  return AffineMap::get(rank, 0, {axis[2], axis[1], axis[0], channel},
+                        context);
+}
+
+Attribute mlir::fbl::getEncodingForLayout(const fl::Layout &layout,
+                                          MLIRContext *context) {
+  if (layout.isBuffer())
+    return BufferLayoutAttr::get(context);
+  if (auto cp = layout.asChannelPacked())
+    return ChannelPackedLayoutAttr::get(context, std::max(cp->packedDim, 0),
+                                        fromAlgebra(cp->fold));
+  if (auto rt = layout.asRTile())
+    return RTileLayoutAttr::get(
+        context, {rt->tileRows, rt->tileCols}, rt->packedDim,
+        static_cast<IntraTileOrder>(static_cast<int>(rt->intra)),
+        static_cast<InterTileOrder>(static_cast<int>(rt->inter)),
+        fromAlgebra(rt->fold));
+  SmallVector<int64_t> axes[fl::kNumAxes];
+  for (unsigned a = 0; a < fl::kNumAxes; ++a)
+    for (fl::Factor f : layout.axes()[a])
+      axes[a].push_back(ImageLayoutAttr::encodeFactor(f));
+  return ImageLayoutAttr::get(context, layout.tile(), layout.packedDim(),
+                              axes[0], axes[1], axes[2]);
+}
+
+FailureOr<Attribute> mlir::fbl::getTransposedEncoding(
+    const fl::Layout &layout, ArrayRef<int64_t> permutation,
+    MLIRContext *context) {
+  std::optional<fl::Layout> result = layout.transposed(toVector(permutation));
+  if (!result)
+    return failure();
+  return getEncodingForLayout(*result, context);
+}
+
+FailureOr<Attribute> mlir::fbl::getReshapedEncoding(
+    const fl::Layout &layout, ArrayRef<int64_t> sourceShape,
+    ArrayRef<int64_t> resultShape, ArrayRef<ReassociationIndices> reassociation,
+    MLIRContext *context) {
+  std::vector<std::vector<int64_t>> groups;
+  for (const ReassociationIndices &g : reassociation)
+    groups.push_back(toVector(g));
+  std::optional<fl::Layout> result;
+  if (resultShape.size() <= sourceShape.size())
+    result = layout.collapsed(toVector(sourceShape), groups);
+  else
+    result =
+        layout.expanded(toVector(sourceShape), toVector(resultShape), groups);
+  if (!result)
+    return failure();
+  return getEncodingForLayout(*result, context);
+}
+
+/// Checks shared by every image encoding: static shape, element type, and
+/// the algebra's structural check for this rank.
+static LogicalResult
+verifyImageEncoding(const fl::Layout &layout, ArrayRef<int64_t> shape,
+                    Type elementType,
+                    function_ref<InFlightDiagnostic()> emitError) {
+  if (ShapedType::isDynamicShape(shape))
+    return emitError() << "fbl image layouts need a static shape";
+  if (!elementType.isF32() && !elementType.isF16())
+    return emitError() << "fbl image layouts hold f32 or f16 elements, not "
+                       << elementType;
+  std::string err = layout.verifyShape(toVector(shape));
+  if (!err.empty())
+    return emitError() << err;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferLayoutAttr
+//===----------------------------------------------------------------------===//
+
+fl::Layout BufferLayoutAttr::getLayout(unsigned rank) const {
+  return fl::Layout::buffer(rank);
+}
+
+LogicalResult BufferLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (ShapedType::isDynamicShape(shape))
+    return emitError() << "fbl buffer layouts need a static shape";
+  if (!elementType.isIntOrIndexOrFloat())
+    return emitError() << "fbl buffers hold integer or float elements, not "
+                       << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ChannelPackedLayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ChannelPackedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t packed, BatchFold) {
+  if (packed < 0)
+    return emitError() << "packed dim must be non-negative, got " << packed;
+  return success();
+}
+
+fl::Layout ChannelPackedLayoutAttr::getLayout(unsigned rank) const {
+  return fl::Layout::channelPacked(rank, static_cast<int>(getPacked()),
+                                   toAlgebra(getBatch()));
+}
+
+LogicalResult ChannelPackedLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (!shape.empty() && getPacked() >= static_cast<int64_t>(shape.size()))
+    return emitError() << "packed dim " << getPacked()
+                       << " is out of range for a rank-" << shape.size()
+                       << " tensor";
+  return verifyImageEncoding(getLayout(shape.size()), shape, elementType,
+                             emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// RTileLayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult RTileLayoutAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> tile,
+    int64_t packed, IntraTileOrder, InterTileOrder, BatchFold) {
+  if (tile.size() != 2)
+    return emitError() << "R-Tile needs 2 tile sizes (rows, columns), got "
+                       << tile.size();
+  if (llvm::any_of(tile, [](int64_t t) { return t < 1; }))
+    return emitError() << "tile sizes must be positive";
+  if (packed < 0)
+    return emitError() << "packed dim must be non-negative, got " << packed;
+  return success();
+}
+
+fl::Layout RTileLayoutAttr::getLayout(unsigned rank) const {
+  return fl::Layout::rtile(rank, getTile()[0], getTile()[1],
+                           static_cast<int>(getPacked()),
+                           toAlgebra(getIntra()), toAlgebra(getInter()),
+                           toAlgebra(getBatch()));
+}
+
+LogicalResult RTileLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return emitError() << "R-Tile layouts tile the last two dims; a rank-"
+                       << rank << " tensor has fewer";
+  int64_t packed = getPacked();
+  if (packed != rank - 2 && packed != rank - 1)
+    return emitError() << "packed dim " << packed << " of a rank-" << rank
+                       << " tensor is not one of the tiled dims " << rank - 2
+                       << " and " << rank - 1;
+  int64_t packedTile = getTile()[packed - (rank - 2)];
+  if (packedTile % fl::kTexelChannels != 0)
+    return emitError() << "tile size " << packedTile << " along packed dim "
+                       << packed << " is not a multiple of 4 (one texel)";
+  for (int64_t k = 0; k < 2; ++k) {
+    int64_t dim = rank - 2 + k, size = shape[dim];
+    if (ShapedType::isDynamic(size))
+      continue;
+    int64_t padded = llvm::alignTo(size, fl::kTexelChannels);
+    if (getTile()[k] > padded)
+      return emitError() << "tile size " << getTile()[k] << " along dim "
+                         << dim << " exceeds the dim's size " << size
+                         << ": the tile would be mostly padding";
+  }
+  return verifyImageEncoding(getLayout(rank), shape, elementType, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// ImageLayoutAttr
+//===----------------------------------------------------------------------===//
+
+static fl::Layout buildImageLayout(ArrayRef<int64_t> tile, int64_t packed,
+                                   ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+                                   ArrayRef<int64_t> layers) {
+  fl::Layout::AxisFactors axes;
+  ArrayRef<int64_t> lists[fl::kNumAxes] = {x, y, layers};
+  for (unsigned a = 0; a < fl::kNumAxes; ++a)
+    for (int64_t v : lists[a])
+      axes[a].push_back(ImageLayoutAttr::decodeFactor(v));
+  return fl::Layout::image(toVector(tile), static_cast<int>(packed),
+                           std::move(axes));
+}
+
+LogicalResult ImageLayoutAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> tile,
+    int64_t packed, ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+    ArrayRef<int64_t> layers) {
+  std::string err = buildImageLayout(tile, packed, x, y, layers).verify();
+  if (!err.empty())
+    return emitError() << err;
+  return success();
+}
+
+fl::Layout ImageLayoutAttr::getLayout(unsigned) const {
+  return buildImageLayout(getTile(), getPacked(), getX(), getY(), getLayers());
+}
+
+LogicalResult ImageLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != getTile().size())
+    return emitError() << "#fbl.image of rank " << getTile().size()
+                       << " on a tensor of rank " << shape.size();
+  return verifyImageEncoding(getLayout(shape.size()), shape, elementType,
+                             emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// TargetAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A target preset from public device data (see docs/Targets.md).
+struct TargetPreset {
+  StringRef name;
+  int64_t maxImageWidth, maxImageHeight, maxImageLayers, maxBufferBytes;
+  int64_t cacheLineTexels[2];
+  int64_t cacheBytes, cacheWays;
+  bool fp16;
+  int64_t maxWorkgroupSize;
+  int64_t preferredWorkgroup[2];
+};
+} // namespace
+
+static const TargetPreset kPresets[] = {
+    // Qualcomm Adreno 740 (Snapdragon 8 Gen 2).
+    {"adreno-a740", 16384, 16384, 2048, int64_t(1) << 30, {4, 2}, 16384, 4,
+     true, 1024, {16, 8}},
+    // Arm Mali-G710 (Valhall).
+    {"mali-g710", 65536, 65536, 2048, int64_t(1) << 30, {4, 2}, 32768, 4, true,
+     1024, {8, 8}},
+    // PoCL on the host CPU (Debian pocl-opencl-icd).
+    {"pocl-cpu", 8192, 8192, 2048, int64_t(1) << 32, {4, 1}, 32768, 8, true,
+     4096, {8, 8}},
+    // NVIDIA H200 (OpenCL 3.0 driver).
+    {"nvidia-h200", 32768, 32768, 2048, int64_t(1) << 34, {8, 4}, 262144, 4,
+     true, 1024, {16, 16}},
+};
+
+ArrayRef<StringRef> TargetAttr::getPresetNames() {
+  static const SmallVector<StringRef> names = [] {
+    SmallVector<StringRef> n;
+    for (const TargetPreset &p : kPresets)
+      n.push_back(p.name);
+    return n;
+  }();
+  return names;
+}
+
+TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
+  for (const TargetPreset &p : kPresets)
+    if (p.name == name)
+      return TargetAttr::get(context, p.name, p.maxImageWidth,
+                             p.maxImageHeight, p.maxImageLayers,
+                             p.maxBufferBytes, p.cacheLineTexels, p.cacheBytes,
+                             p.cacheWays, p.fp16, p.maxWorkgroupSize,
+                             p.preferredWorkgroup);
+  return {};
+}
+
+fl::DeviceLimits TargetAttr::getLimits() const {
+  fl::DeviceLimits l;
+  l.maxImageWidth = getMaxImageWidth();
+  l.maxImageHeight = getMaxImageHeight();
+  l.maxImageLayers = getMaxImageLayers();
+  l.maxBufferBytes = getMaxBufferBytes();
+  return l;
+}
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef name, int64_t maxImageWidth,
+                                 int64_t maxImageHeight,
+                                 int64_t maxImageLayers, int64_t maxBufferBytes,
+                                 ArrayRef<int64_t> cacheLineTexels,
+                                 int64_t cacheBytes, int64_t cacheWays, bool,
+                                 int64_t maxWorkgroupSize,
+                                 ArrayRef<int64_t> preferredWorkgroup) {
+  if (name.empty())
+    return emitError() << "target needs a name";
+  if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
+    return emitError() << "image limits must be positive";
+  if (maxBufferBytes < 0)
+    return emitError() << "max_buffer_bytes must be non-negative";
+  if (cacheLineTexels.size() != 2 ||
+      llvm::any_of(cacheLineTexels, [](int64_t v) { return v < 1; }))
+    return emitError() << "cache_line_texels needs two positive sizes (w, h)";
+  if (cacheBytes < 1 || cacheWays < 1)
+    return emitError() << "cache_bytes and cache_ways must be positive";
+  if (cacheBytes % (cacheLineTexels[0] * cacheLineTexels[1] * 16 * cacheWays))
+    return emitError() << "cache_bytes " << cacheBytes
+                       << " is not a whole number of sets of " << cacheWays
+                       << " lines of " << cacheLineTexels[0] << "x"
+                       << cacheLineTexels[1] << " RGBA32F texels";
+  if (maxWorkgroupSize < 1)
+    return emitError() << "max_workgroup_size must be positive";
+  if (preferredWorkgroup.size() != 2 ||
+      llvm::any_of(preferredWorkgroup, [](int64_t v) { return v < 1; }))
+    return emitError() << "preferred_workgroup needs two positive sizes";
+  if (preferredWorkgroup[0] * preferredWorkgroup[1] > maxWorkgroupSize)
+    return emitError() << "preferred_workgroup "
+                       << preferredWorkgroup[0] << "x" << preferredWorkgroup[1]
+                       << " exceeds max_workgroup_size " << maxWorkgroupSize;
+  return success();
+}
+
+Attribute TargetAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseLess() || parser.parseString(&name))
+    return {};
+  // Start from the preset of that name, if any; fields override it.
+  std::optional<int64_t> ints[7];
+  std::optional<bool> fp16;
+  SmallVector<int64_t> line, wg;
+  bool hasLine = false, hasWg = false;
+  static const char *intKeys[] = {"max_image_width",  "max_image_height",
+                                  "max_image_layers", "max_buffer_bytes",
+                                  "cache_bytes",      "cache_ways",
+                                  "max_workgroup_size"};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc keyLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    auto *it = llvm::find(intKeys, key);
+    if (it != std::end(intKeys)) {
+      int64_t v;
+      if (parser.parseInteger(v))
+        return {};
+      ints[it - std::begin(intKeys)] = v;
+    } else if (key == "fp16") {
+      StringRef b;
+      if (parser.parseKeyword(&b) || (b != "true" && b != "false")) {
+        parser.emitError(keyLoc, "fp16 must be true or false");
+        return {};
+      }
+      fp16 = b == "true";
+    } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
+      SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
+      (key == "cache_line_texels" ? hasLine : hasWg) = true;
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square,
+              [&]() { return parser.parseInteger(dst.emplace_back()); }))
+        return {};
+    } else {
+      parser.emitError(keyLoc, "unknown target field '") << key << "'";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  TargetAttr preset = getPreset(ctx, name);
+  auto pick = [&](unsigned i, int64_t presetValue,
+                  StringRef key) -> std::optional<int64_t> {
+    if (ints[i])
+      return ints[i];
+    if (preset)
+      return presetValue;
+    parser.emitError(loc, "target '")
+        << name << "' is not a preset ("
+        << llvm::join(getPresetNames(), ", ") << "); give '" << key << "'";
+    return std::nullopt;
+  };
+  auto w = pick(0, preset ? preset.getMaxImageWidth() : 0, intKeys[0]);
+  if (!w)
+    return {};
+  auto h = pick(1, preset ? preset.getMaxImageHeight() : 0, intKeys[1]);
+  if (!h)
+    return {};
+  auto l = pick(2, preset ? preset.getMaxImageLayers() : 0, intKeys[2]);
+  if (!l)
+    return {};
+  auto b = pick(3, preset ? preset.getMaxBufferBytes() : 0, intKeys[3]);
+  if (!b)
+    return {};
+  auto cb = pick(4, preset ? preset.getCacheBytes() : 0, intKeys[4]);
+  if (!cb)
+    return {};
+  auto cw = pick(5, preset ? preset.getCacheWays() : 0, intKeys[5]);
+  if (!cw)
+    return {};
+  auto mw = pick(6, preset ? preset.getMaxWorkgroupSize() : 0, intKeys[6]);
+  if (!mw)
+    return {};
+  if (!preset && (!fp16 || !hasLine || !hasWg)) {
+    parser.emitError(loc, "target '")
+        << name << "' is not a preset; give fp16, cache_line_texels and "
+        << "preferred_workgroup";
+    return {};
+  }
+  if (!hasLine)
+    line.assign(preset.getCacheLineTexels().begin(),
+                preset.getCacheLineTexels().end());
+  if (!hasWg)
+    wg.assign(preset.getPreferredWorkgroup().begin(),
+              preset.getPreferredWorkgroup().end());
+  return parser.getChecked<TargetAttr>(
+      loc, ctx, name, *w, *h, *l, *b, line, *cb, *cw,
+      fp16 ? *fp16 : preset.getFp16(), *mw, wg);
+}
+
+void TargetAttr::print(AsmPrinter &printer) const {
+  printer << "<\"" << getName() << '"';
+  // A preset prints as its name alone.
+  if (getPreset(getContext(), getName()) == *this) {
+    printer << '>';
+    return;
+  }
+  printer << ", max_image_width = " << getMaxImageWidth()
+          << ", max_image_height = " << getMaxImageHeight()
+          << ", max_image_layers = " << getMaxImageLayers()
+          << ", max_buffer_bytes = " << getMaxBufferBytes()
+          << ", cache_line_texels = [";
+  llvm::interleaveComma(getCacheLineTexels(), printer);
+  printer << ']'
+          << ", cache_bytes = " << getCacheBytes()
+          << ", cache_ways = " << getCacheWays()
+          << ", fp16 = " << (getFp16() ? "true" : "false")
+          << ", max_workgroup_size = " << getMaxWorkgroupSize()
+          << ", preferred_workgroup = [";
+  llvm::interleaveComma(getPreferredWorkgroup(), printer);
+  printer << "]>";
+}

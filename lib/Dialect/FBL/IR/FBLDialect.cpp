@@ -1,0 +1,113 @@
+//===- FBLDialect.cpp - The fbl dialect -----------------------------------===//
+//
+// Registers the dialect's attributes and ops, and verifies the discardable
+// attributes it owns: `fbl.target` on a module (every encoded tensor inside
+// must fit the target's image limits) and `fbl.param` on arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+#include "fbl/Dialect/FBL/IR/FBLDialect.cpp.inc"
+
+void FBLDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fbl/Dialect/FBL/IR/FBLAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "fbl/Dialect/FBL/IR/FBLOps.cpp.inc"
+      >();
+}
+
+/// Checks one value's type against the target limits; reports on `op`.
+static LogicalResult checkAgainstTarget(Type type, TargetAttr target,
+                                        Operation *op, StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  LayoutEncodingAttrInterface encoding = getLayoutEncoding(type);
+  if (!encoding || !tensor.hasStaticShape())
+    return success();
+  ::fbl::layout::Layout layout = encoding.getLayout(tensor.getRank());
+  std::vector<int64_t> shape(tensor.getShape().begin(),
+                             tensor.getShape().end());
+  unsigned bytes = tensor.getElementType().getIntOrFloatBitWidth() / 8;
+  std::string err = layout.checkLimits(shape, target.getLimits(),
+                                       std::max(bytes, 1u));
+  if (err.empty())
+    return success();
+  ::fbl::layout::Extents e = layout.extents(shape);
+  InFlightDiagnostic diag = op->emitOpError()
+                            << what << " of type " << type << " needs ";
+  if (layout.isBuffer())
+    diag << "a buffer of " << e.elements() * bytes << " bytes";
+  else
+    diag << "an image of " << e.width << "x" << e.height << " texels"
+         << (e.layers > 1 ? " x " + std::to_string(e.layers) + " layers" : "");
+  diag << ": " << err << " of target '" << target.getName() << "'";
+  diag.attachNote(op->getParentOfType<ModuleOp>()->getLoc())
+      << "target set here";
+  return failure();
+}
+
+LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() == getParamAttrName())
+    return op->emitError() << "'" << getParamAttrName()
+                           << "' belongs on function arguments, not on ops";
+  if (attr.getName() != getTargetAttrName())
+    return op->emitError() << "unknown fbl attribute '" << attr.getName()
+                           << "'";
+  auto target = dyn_cast<TargetAttr>(attr.getValue());
+  if (!target)
+    return op->emitError() << "'" << getTargetAttrName()
+                           << "' must be a #fbl.target attribute";
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << "'" << getTargetAttrName()
+                           << "' must be attached to a module";
+  WalkResult walk = op->walk([&](Operation *nested) {
+    for (Region &region : nested->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (failed(checkAgainstTarget(
+                  arg.getType(), target, nested,
+                  "block argument #" + std::to_string(arg.getArgNumber()))))
+            return WalkResult::interrupt();
+    for (OpResult result : nested->getResults())
+      if (failed(checkAgainstTarget(
+              result.getType(), target, nested,
+              "result #" + std::to_string(result.getResultNumber()))))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != getParamAttrName())
+    return op->emitError() << "unknown fbl argument attribute '"
+                           << attr.getName() << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "'" << getParamAttrName()
+                           << "' is a unit attribute";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << getParamAttrName()
+                           << "' marks arguments of functions only";
+  Type type = func.getArgumentTypes()[argIndex];
+  if (!isa<RankedTensorType>(type))
+    return op->emitError() << "trainable parameter #" << argIndex
+                           << " must be a ranked tensor, got " << type;
+  return success();
+}

@@ -1,0 +1,206 @@
+//===- FBLOps.cpp - fbl operations ----------------------------------------===//
+//
+// Verifiers check views against the layout algebra: a view's result
+// encoding must be exactly the composed layout of its source, so a view
+// never moves data and never lies about where an element lives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+#define GET_OP_CLASSES
+#include "fbl/Dialect/FBL/IR/FBLOps.cpp.inc"
+
+/// True when `a` and `b` place every element of a `rank`-dim tensor alike.
+static bool sameLayout(LayoutEncodingAttrInterface a,
+                       LayoutEncodingAttrInterface b, unsigned rank) {
+  return a == b || a.getLayout(rank).samePlacement(b.getLayout(rank));
+}
+
+/// Both ends of a view must carry fbl layouts.
+static LogicalResult verifyViewEncodings(Operation *op, RankedTensorType src,
+                                         RankedTensorType dst) {
+  if (!getLayoutEncoding(src))
+    return op->emitOpError("source must carry an fbl layout encoding, got ")
+           << src;
+  if (!getLayoutEncoding(dst))
+    return op->emitOpError("result must carry an fbl layout encoding, got ")
+           << dst;
+  if (src.getElementType() != dst.getElementType())
+    return op->emitOpError("source and result element types differ: ")
+           << src.getElementType() << " vs " << dst.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RelayoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RelayoutOp::verify() {
+  RankedTensorType src = getSource().getType();
+  if (!getLayoutEncoding(getType()))
+    return emitOpError("result must carry an fbl layout encoding, got ")
+           << getType();
+  if (src.getEncoding() && !getLayoutEncoding(src))
+    return emitOpError("source encoding ")
+           << src.getEncoding() << " is not an fbl layout";
+  return success();
+}
+
+OpFoldResult RelayoutOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  // A relayout of a relayout reads the original tensor.
+  if (auto inner = getSource().getDefiningOp<RelayoutOp>()) {
+    getSourceMutable().assign(inner.getSource());
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeViewOp
+//===----------------------------------------------------------------------===//
+
+void TransposeViewOp::build(OpBuilder &builder, OperationState &state,
+                            Value source, ArrayRef<int64_t> permutation) {
+  auto srcType = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(srcType.getDimSize(p));
+  Attribute encoding;
+  if (LayoutEncodingAttrInterface layout = getLayoutEncoding(srcType)) {
+    FailureOr<Attribute> composed = layout.getTransposedEncoding(permutation);
+    if (succeeded(composed))
+      encoding = *composed;
+  }
+  build(builder, state,
+        RankedTensorType::get(shape, srcType.getElementType(), encoding),
+        source, builder.getDenseI64ArrayAttr(permutation));
+}
+
+LogicalResult TransposeViewOp::verify() {
+  RankedTensorType src = getSource().getType(), dst = getType();
+  ArrayRef<int64_t> perm = getPermutation();
+  int64_t rank = src.getRank();
+  if (static_cast<int64_t>(perm.size()) != rank || dst.getRank() != rank)
+    return emitOpError("permutation of size ")
+           << perm.size() << " for a rank-" << rank << " source and rank-"
+           << dst.getRank() << " result";
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOpError("permutation [")
+             << perm << "] is not a permutation of [0, " << rank << ")";
+    seen[p] = true;
+  }
+  for (int64_t k = 0; k < rank; ++k)
+    if (dst.getDimSize(k) != src.getDimSize(perm[k]))
+      return emitOpError("result dim ")
+             << k << " has size " << dst.getDimSize(k) << " but source dim "
+             << perm[k] << " has size " << src.getDimSize(perm[k]);
+  if (failed(verifyViewEncodings(*this, src, dst)))
+    return failure();
+  FailureOr<Attribute> composed =
+      getLayoutEncoding(src).getTransposedEncoding(perm);
+  if (failed(composed))
+    return emitOpError("a transpose of ")
+           << src.getEncoding()
+           << " moves data and cannot be a view; use fbl.relayout";
+  if (!sameLayout(cast<LayoutEncodingAttrInterface>(*composed),
+                  getLayoutEncoding(dst), rank))
+    return emitOpError("result encoding ")
+           << dst.getEncoding() << " is not the composed layout " << *composed;
+  return success();
+}
+
+OpFoldResult TransposeViewOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto it) {
+    return it.value() == static_cast<int64_t>(it.index());
+  });
+  if (identity && getSource().getType() == getType())
+    return getSource();
+  // A view of a view: compose the permutations.
+  if (auto inner = getSource().getDefiningOp<TransposeViewOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(inner.getPermutation()[p]);
+    getSourceMutable().assign(inner.getSource());
+    setPermutation(composed);
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeViewOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<ReassociationIndices> ReshapeViewOp::getReassociationIndices() {
+  SmallVector<ReassociationIndices> groups;
+  for (Attribute group : getReassociation()) {
+    ReassociationIndices indices;
+    for (Attribute idx : cast<ArrayAttr>(group))
+      indices.push_back(cast<IntegerAttr>(idx).getInt());
+    groups.push_back(std::move(indices));
+  }
+  return groups;
+}
+
+LogicalResult ReshapeViewOp::verify() {
+  RankedTensorType src = getSource().getType(), dst = getType();
+  bool collapse = isCollapse();
+  RankedTensorType large = collapse ? src : dst, small = collapse ? dst : src;
+  SmallVector<ReassociationIndices> groups = getReassociationIndices();
+  if (static_cast<int64_t>(groups.size()) != small.getRank())
+    return emitOpError("reassociation has ")
+           << groups.size() << " groups for a rank-" << small.getRank()
+           << " tensor";
+  int64_t next = 0;
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    if (group.empty())
+      return emitOpError("reassociation group ") << i << " is empty";
+    int64_t product = 1;
+    for (int64_t d : group) {
+      if (d != next++)
+        return emitOpError("reassociation must group consecutive dims of the "
+                           "larger shape in order");
+      product *= large.getDimSize(d);
+    }
+    if (product != small.getDimSize(i))
+      return emitOpError("group ") << i << " multiplies to " << product
+                                   << " but the dim it forms has size "
+                                   << small.getDimSize(i);
+  }
+  if (next != large.getRank())
+    return emitOpError("reassociation covers ")
+           << next << " of the " << large.getRank() << " dims";
+  if (failed(verifyViewEncodings(*this, src, dst)))
+    return failure();
+  FailureOr<Attribute> composed = getLayoutEncoding(src).getReshapedEncoding(
+      src.getShape(), dst.getShape(), groups);
+  if (failed(composed))
+    return emitOpError("reshape of ")
+           << src << " to " << dst.getShape()
+           << " splits a tile or a texel and cannot be a view; use "
+              "fbl.relayout";
+  if (!sameLayout(cast<LayoutEncodingAttrInterface>(*composed),
+                  getLayoutEncoding(dst), dst.getRank()))
+    return emitOpError("result encoding ")
+           << dst.getEncoding() << " is not the composed layout " << *composed;
+  return success();
+}
+
+OpFoldResult ReshapeViewOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  return {};
+}
