@@ -49,9 +49,9 @@ MlirAttribute fblRTileLayoutAttrGet(MlirContext ctx, int64_t tileRows,
                                     FblInterTileOrder inter,
                                     FblBatchFold batch) {
   MLIRContext *c = unwrap(ctx);
-  int64_t tile[] = {tileRows, tileCols};
+  SmallVector<int64_t> tile = {tileRows, tileCols};
   return wrap(RTileLayoutAttr::getChecked(
-      mlir::detail::getDefaultDiagnosticEmitFn(c), c, tile, packed,
+      mlir::detail::getDefaultDiagnosticEmitFn(c), c, ArrayRef<int64_t>(tile), packed,
       static_cast<IntraTileOrder>(intra), static_cast<InterTileOrder>(inter),
       static_cast<BatchFold>(batch)));
 }

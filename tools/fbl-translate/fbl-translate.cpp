@@ -10,6 +10,6 @@
 
 int main(int argc, char **argv) {
   mlir::fbl::registerToLayoutReportTranslation();
-  return mlir::asMainReturnCode(
+  return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "fbl translation driver\n"));
 }

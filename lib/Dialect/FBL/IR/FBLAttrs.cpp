@@ -59,6 +59,13 @@ static void printFactors(AsmPrinter &printer, ArrayRef<int64_t> factors) {
 #define GET_ATTRDEF_CLASSES
 #include "fbl/Dialect/FBL/IR/FBLAttrs.cpp.inc"
 
+void FBLDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fbl/Dialect/FBL/IR/FBLAttrs.cpp.inc"
+      >();
+}
+
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//

@@ -20,10 +20,7 @@ using namespace mlir::fbl;
 #include "fbl/Dialect/FBL/IR/FBLDialect.cpp.inc"
 
 void FBLDialect::initialize() {
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "fbl/Dialect/FBL/IR/FBLAttrs.cpp.inc"
-      >();
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "fbl/Dialect/FBL/IR/FBLOps.cpp.inc"

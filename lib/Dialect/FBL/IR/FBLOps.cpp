@@ -45,6 +45,11 @@ static LogicalResult verifyViewEncodings(Operation *op, RankedTensorType src,
 
 LogicalResult RelayoutOp::verify() {
   RankedTensorType src = getSource().getType();
+  if (src.getShape() != getType().getShape() ||
+      src.getElementType() != getType().getElementType())
+    return emitOpError("source ")
+           << src << " and result " << getType()
+           << " must have the same shape and element type";
   if (!getLayoutEncoding(getType()))
     return emitOpError("result must carry an fbl layout encoding, got ")
            << getType();

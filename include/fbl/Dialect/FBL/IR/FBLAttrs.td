@@ -12,6 +12,7 @@ include "fbl/Dialect/FBL/IR/FBLDialect.td"
 include "fbl/Dialect/FBL/IR/FBLInterfaces.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/TensorEncoding.td"
 include "mlir/IR/EnumAttr.td"
 
 //===----------------------------------------------------------------------===//
@@ -26,7 +27,6 @@ def FBL_BatchFold : I32EnumAttr<"BatchFold",
   let cppNamespace = "::mlir::fbl";
   let genSpecializedAttr = 0;
 }
-def FBL_BatchFoldAttr : EnumAttr<FBL_Dialect, FBL_BatchFold, "batch_fold">;
 
 def FBL_IntraTileOrder : I32EnumAttr<"IntraTileOrder",
     "placement of the texels of one R-Tile", [
@@ -37,8 +37,6 @@ def FBL_IntraTileOrder : I32EnumAttr<"IntraTileOrder",
   let cppNamespace = "::mlir::fbl";
   let genSpecializedAttr = 0;
 }
-def FBL_IntraTileOrderAttr
-    : EnumAttr<FBL_Dialect, FBL_IntraTileOrder, "intra_tile_order">;
 
 def FBL_InterTileOrder : I32EnumAttr<"InterTileOrder",
     "placement of the grid of R-Tiles", [
@@ -48,8 +46,6 @@ def FBL_InterTileOrder : I32EnumAttr<"InterTileOrder",
   let cppNamespace = "::mlir::fbl";
   let genSpecializedAttr = 0;
 }
-def FBL_InterTileOrderAttr
-    : EnumAttr<FBL_Dialect, FBL_InterTileOrder, "inter_tile_order">;
 
 //===----------------------------------------------------------------------===//
 // Layout encodings
@@ -129,7 +125,11 @@ def FBL_RTileLayoutAttr : FBL_LayoutAttr<"RTileLayout", "rtile"> {
                            "::mlir::fbl::InterTileOrder::RowMajor">:$inter,
     DefaultValuedParameter<"::mlir::fbl::BatchFold",
                            "::mlir::fbl::BatchFold::Y">:$batch);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let assemblyFormat = [{
+    `<` `tile` `=` `[` $tile `]` `,` `packed` `=` $packed
+        (`,` `intra` `=` $intra^)? (`,` `inter` `=` $inter^)?
+        (`,` `batch` `=` $batch^)? `>`
+  }];
   let genVerifyDecl = 1;
 }
 

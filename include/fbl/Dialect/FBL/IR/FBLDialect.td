@@ -32,6 +32,9 @@ def FBL_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
+    /// Registers the attributes (defined with their storage in FBLAttrs.cpp).
+    void registerAttributes();
+
     /// Name of the module attribute holding the target.
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return ::llvm::StringLiteral("fbl.target");

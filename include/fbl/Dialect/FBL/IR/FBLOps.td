@@ -14,13 +14,7 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ViewLikeInterface.td"
 
-def FBL_RelayoutOp : FBL_Op<"relayout", [Pure,
-    TypesMatchWith<"source and result have the same shape and element type",
-                   "source", "result",
-                   "::mlir::fbl::withEncoding("
-                   "::llvm::cast<::mlir::RankedTensorType>($_self), "
-                   "::llvm::cast<::mlir::RankedTensorType>($result)"
-                   ".getEncoding())">]> {
+def FBL_RelayoutOp : FBL_Op<"relayout", [Pure]> {
   let summary = "Converts a tensor to another layout (real data movement)";
   let description = [{
     Moves a tensor into another layout: a kernel that reads every texel of
