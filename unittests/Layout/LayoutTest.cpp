@@ -239,6 +239,18 @@ TEST(LayoutTest, ScalarTakesOneTexel) {
   EXPECT_EQ(l.toTexel({}, {}), (TexelCoord{0, 0, 0, 0}));
 }
 
+TEST(LayoutTest, SameAddressingDependsOnTheShape) {
+  Layout rt = Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnY,
+                            InterTileOrder::RowMajor);
+  Layout cp = Layout::channelPacked(2, 1);
+  EXPECT_FALSE(rt.samePlacement(cp));
+  // With rows a multiple of the tile, both put (i, j) at (y = i, x = j / 4).
+  EXPECT_TRUE(rt.sameAddressing(cp, {16, 8}));
+  // With 5 rows the R-Tile pads to 8 rows: a different image.
+  EXPECT_FALSE(rt.sameAddressing(cp, {5, 8}));
+  EXPECT_FALSE(cp.sameAddressing(Layout::channelPacked(2, 0), {8, 8}));
+}
+
 //===----------------------------------------------------------------------===//
 // Verification and limits
 //===----------------------------------------------------------------------===//

@@ -217,6 +217,19 @@ public:
            packedDim_ == o.packedDim_ && axes_ == o.axes_;
   }
 
+  /// Same addressing for tensors of `shape`: equal extents and every element
+  /// at the same position. Layouts with different tiles can agree on a shape
+  /// (a 4x4 R-Tile with rows down y is channel-packed when rows % 4 == 0).
+  bool sameAddressing(const Layout &o, const std::vector<int64_t> &shape) const {
+    if (samePlacement(o))
+      return true;
+    if (rank_ != o.rank_ || storage() != o.storage() ||
+        !(extents(shape) == o.extents(shape)))
+      return false;
+    // Offsets are sums of per-dim terms, so equal tables mean equal maps.
+    return offsetTables(shape) == o.offsetTables(shape);
+  }
+
   StorageKind storage() const {
     if (isBuffer())
       return StorageKind::Buffer;

@@ -62,8 +62,8 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << getParamAttrName()
                            << "' belongs on function arguments, not on ops";
   if (attr.getName() != getTargetAttrName())
-    return op->emitError() << "unknown fbl attribute '" << attr.getName()
-                           << "'";
+    return op->emitError() << "unknown fbl attribute '"
+                           << attr.getName().getValue() << "'";
   auto target = dyn_cast<TargetAttr>(attr.getValue());
   if (!target)
     return op->emitError() << "'" << getTargetAttrName()
@@ -94,7 +94,7 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                    NamedAttribute attr) {
   if (attr.getName() != getParamAttrName())
     return op->emitError() << "unknown fbl argument attribute '"
-                           << attr.getName() << "'";
+                           << attr.getName().getValue() << "'";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "'" << getParamAttrName()
                            << "' is a unit attribute";

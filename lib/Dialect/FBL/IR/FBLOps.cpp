@@ -18,10 +18,14 @@ using namespace mlir::fbl;
 #define GET_OP_CLASSES
 #include "fbl/Dialect/FBL/IR/FBLOps.cpp.inc"
 
-/// True when `a` and `b` place every element of a `rank`-dim tensor alike.
+/// True when `a` and `b` place every element of a tensor of `shape` alike.
 static bool sameLayout(LayoutEncodingAttrInterface a,
-                       LayoutEncodingAttrInterface b, unsigned rank) {
-  return a == b || a.getLayout(rank).samePlacement(b.getLayout(rank));
+                       LayoutEncodingAttrInterface b, ArrayRef<int64_t> shape) {
+  if (a == b)
+    return true;
+  return a.getLayout(shape.size())
+      .sameAddressing(b.getLayout(shape.size()),
+                      std::vector<int64_t>(shape.begin(), shape.end()));
 }
 
 /// Both ends of a view must carry fbl layouts.
@@ -120,7 +124,7 @@ LogicalResult TransposeViewOp::verify() {
            << src.getEncoding()
            << " moves data and cannot be a view; use fbl.relayout";
   if (!sameLayout(cast<LayoutEncodingAttrInterface>(*composed),
-                  getLayoutEncoding(dst), rank))
+                  getLayoutEncoding(dst), dst.getShape()))
     return emitOpError("result encoding ")
            << dst.getEncoding() << " is not the composed layout " << *composed;
   return success();
@@ -194,11 +198,11 @@ LogicalResult ReshapeViewOp::verify() {
       src.getShape(), dst.getShape(), groups);
   if (failed(composed))
     return emitOpError("reshape of ")
-           << src << " to " << dst.getShape()
-           << " splits a tile or a texel and cannot be a view; use "
+           << src << " to [" << dst.getShape()
+           << "] splits a tile or a texel and cannot be a view; use "
               "fbl.relayout";
   if (!sameLayout(cast<LayoutEncodingAttrInterface>(*composed),
-                  getLayoutEncoding(dst), dst.getRank()))
+                  getLayoutEncoding(dst), dst.getShape()))
     return emitOpError("result encoding ")
            << dst.getEncoding() << " is not the composed layout " << *composed;
   return success();

@@ -51,6 +51,22 @@ def FBL_InterTileOrder : I32EnumAttr<"InterTileOrder",
 // Layout encodings
 //===----------------------------------------------------------------------===//
 
+// Tile sizes print as a bracketed list so they fit `struct(params)`.
+def FBL_TileSizesParameter : ArrayRefParameter<"int64_t", "tile sizes"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> sizes;
+    if ($_parser.parseCommaSeparatedList(::mlir::AsmParser::Delimiter::Square,
+            [&]() { return $_parser.parseInteger(sizes.emplace_back()); }))
+      return ::mlir::failure();
+    return sizes;
+  }() }];
+  let printer = [{
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer);
+    $_printer << ']';
+  }];
+}
+
 class FBL_LayoutAttr<string name, string attrMnemonic>
     : AttrDef<FBL_Dialect, name, [
         DeclareAttrInterfaceMethods<FBL_LayoutEncodingAttrInterface>,
@@ -117,7 +133,7 @@ def FBL_RTileLayoutAttr : FBL_LayoutAttr<"RTileLayout", "rtile"> {
     ```
   }];
   let parameters = (ins
-    ArrayRefParameter<"int64_t", "tile rows and columns">:$tile,
+    FBL_TileSizesParameter:$tile,
     "int64_t":$packed,
     DefaultValuedParameter<"::mlir::fbl::IntraTileOrder",
                            "::mlir::fbl::IntraTileOrder::RowsOnY">:$intra,
@@ -125,11 +141,7 @@ def FBL_RTileLayoutAttr : FBL_LayoutAttr<"RTileLayout", "rtile"> {
                            "::mlir::fbl::InterTileOrder::RowMajor">:$inter,
     DefaultValuedParameter<"::mlir::fbl::BatchFold",
                            "::mlir::fbl::BatchFold::Y">:$batch);
-  let assemblyFormat = [{
-    `<` `tile` `=` `[` $tile `]` `,` `packed` `=` $packed
-        (`,` `intra` `=` $intra^)? (`,` `inter` `=` $inter^)?
-        (`,` `batch` `=` $batch^)? `>`
-  }];
+  let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
 
@@ -154,13 +166,13 @@ def FBL_ImageLayoutAttr : FBL_LayoutAttr<"ImageLayout", "image"> {
     ```
   }];
   let parameters = (ins
-    ArrayRefParameter<"int64_t", "tile size per dim">:$tile,
+    FBL_TileSizesParameter:$tile,
     "int64_t":$packed,
     ArrayRefParameter<"int64_t", "factors on x">:$x,
     ArrayRefParameter<"int64_t", "factors on y">:$y,
     ArrayRefParameter<"int64_t", "factors on array layers">:$layers);
   let assemblyFormat = [{
-    `<` `tile` `=` `[` $tile `]` `,` `packed` `=` $packed `,`
+    `<` `tile` `=` $tile `,` `packed` `=` $packed `,`
         `x` `=` custom<Factors>($x) `,` `y` `=` custom<Factors>($y) `,`
         `layers` `=` custom<Factors>($layers) `>`
   }];

@@ -1,0 +1,81 @@
+// RUN: fbl-opt %s -split-input-file | fbl-opt -split-input-file | FileCheck %s
+
+// Every layout encoding and the target survive a print/parse round trip.
+
+// CHECK-LABEL: func.func @buffer_layout
+// CHECK-SAME: tensor<3x5xi32, #fbl.buffer>
+func.func @buffer_layout(%arg0: tensor<3x5xi32, #fbl.buffer>) {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @channel_packed_layouts
+// CHECK-SAME: tensor<64x30xf32, #fbl.channel_packed<packed = 1>>
+// CHECK-SAME: tensor<64x30xf16, #fbl.channel_packed<packed = 0>>
+// CHECK-SAME: tensor<8x64x32xf32, #fbl.channel_packed<packed = 2, batch = layers>>
+// CHECK-SAME: tensor<7xf32, #fbl.channel_packed<packed = 0>>
+// CHECK-SAME: tensor<f32, #fbl.channel_packed<packed = 0>>
+func.func @channel_packed_layouts(
+    %a: tensor<64x30xf32, #fbl.channel_packed<packed = 1>>,
+    %b: tensor<64x30xf16, #fbl.channel_packed<packed = 0, batch = y>>,
+    %c: tensor<8x64x32xf32, #fbl.channel_packed<packed = 2, batch = layers>>,
+    %d: tensor<7xf32, #fbl.channel_packed<packed = 0>>,
+    %e: tensor<f32, #fbl.channel_packed<packed = 0>>) {
+  return
+}
+
+// -----
+
+// Default-valued parameters are elided when printed.
+// CHECK-LABEL: func.func @rtile_layouts
+// CHECK-SAME: tensor<64x64xf32, #fbl.rtile<tile = [4, 4], packed = 1>>
+// CHECK-SAME: tensor<64x64xf32, #fbl.rtile<tile = [8, 4], packed = 0, intra = rows_on_x, inter = col_major>>
+// CHECK-SAME: tensor<64x64xf32, #fbl.rtile<tile = [4, 8], packed = 1, intra = linear>>
+// CHECK-SAME: tensor<4x50x66xf32, #fbl.rtile<tile = [4, 4], packed = 2, batch = layers>>
+func.func @rtile_layouts(
+    %a: tensor<64x64xf32, #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_y, inter = row_major, batch = y>>,
+    %b: tensor<64x64xf32, #fbl.rtile<tile = [8, 4], packed = 0, intra = rows_on_x, inter = col_major>>,
+    %c: tensor<64x64xf32, #fbl.rtile<tile = [4, 8], packed = 1, intra = linear>>,
+    %d: tensor<4x50x66xf32, #fbl.rtile<tile = [4, 4], packed = 2, batch = layers>>) {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @image_layout
+// CHECK-SAME: #fbl.image<tile = [1, 4, 4], packed = 2, x = [d1, d2, d1.e], y = [d0], layers = []>
+// CHECK-SAME: #fbl.image<tile = [4], packed = 0, x = [], y = [d0], layers = []>
+func.func @image_layout(
+    %a: tensor<8x16x64xf32, #fbl.image<tile = [1, 4, 4], packed = 2, x = [d1, d2, d1.e], y = [d0], layers = []>>,
+    %b: tensor<10xf32, #fbl.image<tile = [4], packed = 0, x = [], y = [d0], layers = []>>) {
+  return
+}
+
+// -----
+
+// A preset prints as its name alone; a custom target prints every field.
+// CHECK: module attributes {fbl.target = #fbl.target<"pocl-cpu">}
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+}
+
+// -----
+
+// CHECK: #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 268435456, cache_line_texels = [4, 2], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [16, 16]>
+module attributes {fbl.target = #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 268435456, cache_line_texels = [4, 2], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [16, 16]>} {
+}
+
+// -----
+
+// Fields override a preset.
+// CHECK: #fbl.target<"adreno-a740", max_image_width = 8192, max_image_height = 16384
+module attributes {fbl.target = #fbl.target<"adreno-a740", max_image_width = 8192>} {
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trainable
+// CHECK-SAME: {fbl.param}
+func.func @trainable(%w: tensor<4x4xf32> {fbl.param}, %x: tensor<4x4xf32>) {
+  return
+}

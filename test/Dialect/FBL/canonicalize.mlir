@@ -1,0 +1,83 @@
+// RUN: fbl-opt %s -split-input-file -canonicalize | FileCheck %s
+
+#cp = #fbl.channel_packed<packed = 1>
+
+// CHECK-LABEL: func.func @relayout_to_same_layout_folds
+// CHECK-NOT: fbl.relayout
+// CHECK: return %arg0
+func.func @relayout_to_same_layout_folds(%x: tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #cp> {
+  %0 = fbl.relayout %x : tensor<8x8xf32, #cp> to tensor<8x8xf32, #cp>
+  return %0 : tensor<8x8xf32, #cp>
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+
+// CHECK-LABEL: func.func @relayout_chain_reads_the_source
+// CHECK: %[[R:.*]] = fbl.relayout %arg0 : tensor<8x8xf32, #fbl.channel_packed<packed = 1>> to tensor<8x8xf32, #fbl.buffer>
+// CHECK-NEXT: return %[[R]]
+func.func @relayout_chain_reads_the_source(%x: tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #fbl.buffer> {
+  %0 = fbl.relayout %x : tensor<8x8xf32, #cp> to tensor<8x8xf32, #rt>
+  %1 = fbl.relayout %0 : tensor<8x8xf32, #rt> to tensor<8x8xf32, #fbl.buffer>
+  return %1 : tensor<8x8xf32, #fbl.buffer>
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+
+// CHECK-LABEL: func.func @relayout_round_trip_folds_away
+// CHECK-NOT: fbl.relayout
+// CHECK: return %arg0
+func.func @relayout_round_trip_folds_away(%x: tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #cp> {
+  %0 = fbl.relayout %x : tensor<8x8xf32, #cp> to tensor<8x8xf32, #rt>
+  %1 = fbl.relayout %0 : tensor<8x8xf32, #rt> to tensor<8x8xf32, #cp>
+  return %1 : tensor<8x8xf32, #cp>
+}
+
+// -----
+
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+
+// CHECK-LABEL: func.func @identity_transpose_view_folds
+// CHECK-NOT: fbl.transpose_view
+// CHECK: return %arg0
+func.func @identity_transpose_view_folds(%x: tensor<8x4xf32, #rt>) -> tensor<8x4xf32, #rt> {
+  %0 = fbl.transpose_view %x, [0, 1] : tensor<8x4xf32, #rt> -> tensor<8x4xf32, #rt>
+  return %0 : tensor<8x4xf32, #rt>
+}
+
+// -----
+
+#cp3 = #fbl.channel_packed<packed = 2>
+
+// A transpose of a transpose is one transpose of the source; back and forth
+// is nothing.
+// CHECK-LABEL: func.func @transpose_view_chain_composes
+// CHECK: %[[T:.*]] = fbl.transpose_view %arg0, [2, 0, 1]
+// CHECK-NEXT: return %[[T]], %arg0
+func.func @transpose_view_chain_composes(%x: tensor<2x3x8xf32, #cp3>)
+    -> (tensor<8x2x3xf32, #fbl.image<tile = [4, 1, 1], packed = 0, x = [d0], y = [d1, d2], layers = []>>,
+        tensor<2x3x8xf32, #cp3>) {
+  %0 = fbl.transpose_view %x, [1, 0, 2] : tensor<2x3x8xf32, #cp3>
+      -> tensor<3x2x8xf32, #fbl.image<tile = [1, 1, 4], packed = 2, x = [d2], y = [d1, d0], layers = []>>
+  %1 = fbl.transpose_view %0, [2, 1, 0] : tensor<3x2x8xf32, #fbl.image<tile = [1, 1, 4], packed = 2, x = [d2], y = [d1, d0], layers = []>>
+      -> tensor<8x2x3xf32, #fbl.image<tile = [4, 1, 1], packed = 0, x = [d0], y = [d1, d2], layers = []>>
+  %2 = fbl.transpose_view %0, [1, 0, 2] : tensor<3x2x8xf32, #fbl.image<tile = [1, 1, 4], packed = 2, x = [d2], y = [d1, d0], layers = []>>
+      -> tensor<2x3x8xf32, #cp3>
+  return %1, %2 : tensor<8x2x3xf32, #fbl.image<tile = [4, 1, 1], packed = 0, x = [d0], y = [d1, d2], layers = []>>, tensor<2x3x8xf32, #cp3>
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+
+// CHECK-LABEL: func.func @identity_reshape_view_folds
+// CHECK-NOT: fbl.reshape_view
+func.func @identity_reshape_view_folds(%x: tensor<8x4xf32, #cp>) -> tensor<8x4xf32, #cp> {
+  %0 = fbl.reshape_view %x [[0], [1]] : tensor<8x4xf32, #cp> -> tensor<8x4xf32, #cp>
+  return %0 : tensor<8x4xf32, #cp>
+}

@@ -1,0 +1,27 @@
+# Installs fbl into a scratch prefix, then builds and runs a consumer that
+# finds it with find_package(FBL). Fails on any step.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+function(run_step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "step failed (${rc}): ${ARGN}\n${out}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run_step(${CMAKE_COMMAND} --install ${FBL_BINARY_DIR}
+  --prefix ${WORK_DIR}/prefix)
+run_step(${CMAKE_COMMAND} -G ${GENERATOR} -S ${CONSUMER_SOURCE_DIR}
+  -B ${WORK_DIR}/build
+  -DFBL_DIR=${WORK_DIR}/prefix/lib/cmake/fbl -DMLIR_DIR=${MLIR_DIR})
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run_step(${WORK_DIR}/build/fbl-consumer)
+message("${step_output}")
+string(FIND "${step_output}"
+  "tensor<64x128xf32, #fbl.rtile<tile = [4, 4], packed = 1>>: image 32x64x1" found)
+if(found EQUAL -1)
+  message(FATAL_ERROR "unexpected consumer output:\n${step_output}")
+endif()
