@@ -3,12 +3,15 @@
 // One JSON object per encoded tensor value (function arguments and op
 // results), grouped by function, with the totals a memory planner and a
 // reader of compiled IR want first: image count, bytes, tensors per layout.
+// Views (fbl.transpose_view / fbl.reshape_view) name the value whose memory
+// they address and add no bytes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Target/LayoutReport/LayoutReport.h"
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -47,7 +50,7 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
       FBLDialect::getTargetAttrName());
   AsmState asmState(module);
   llvm::json::OStream j(os, /*IndentSize=*/2);
-  int64_t totalBytes = 0, images = 0, buffers = 0, overLimit = 0;
+  int64_t totalBytes = 0, images = 0, buffers = 0, views = 0, overLimit = 0;
   llvm::StringMap<int64_t> byLayout;
 
   auto describe = [&](Value value) {
@@ -61,8 +64,20 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
     unsigned elemBytes =
         std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
     int64_t bytes = e.elements() * elemBytes;
-    totalBytes += bytes;
-    ++(layout.isBuffer() ? buffers : images);
+    // Views alias the memory of the value they view; count memory once.
+    Value viewed = value;
+    while (Operation *def = viewed.getDefiningOp()) {
+      if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+        break;
+      viewed = def->getOperand(0);
+    }
+    bool isView = viewed != value;
+    if (isView) {
+      ++views;
+    } else {
+      totalBytes += bytes;
+      ++(layout.isBuffer() ? buffers : images);
+    }
     std::string layoutName =
         printed(type.getEncoding()).substr(0, printed(type.getEncoding()).find('<'));
     ++byLayout[layoutName];
@@ -76,6 +91,12 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
     value.printAsOperand(nameOs, asmState);
     j.object([&] {
       j.attribute("value", name);
+      if (isView) {
+        std::string viewedName;
+        llvm::raw_string_ostream viewedOs(viewedName);
+        viewed.printAsOperand(viewedOs, asmState);
+        j.attribute("view_of", viewedName);
+      }
       j.attribute("type", printed(type));
       j.attribute("storage", storageName(layout.storage()));
       j.attributeArray("extents", [&] {
@@ -113,6 +134,7 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
     });
     j.attribute("images", images);
     j.attribute("buffers", buffers);
+    j.attribute("views", views);
     j.attribute("total_bytes", totalBytes);
     j.attribute("over_target_limits", overLimit);
     j.attributeObject("tensors_by_layout", [&] {

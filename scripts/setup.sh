@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what fbl needs to build and test on Debian 12, with apt. Idempotent:
+# when every package is already installed it returns at once without
+# touching the network.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  cmake ninja-build g++ lld python3
+  # LLVM / MLIR 22: headers, CMake packages, mlir-tblgen, lit, FileCheck
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # unit tests
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
