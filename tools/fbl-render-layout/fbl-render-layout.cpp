@@ -13,6 +13,7 @@
 
 #include "fbl/Layout/Layout.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -109,7 +110,9 @@ int main(int argc, char **argv) {
     ext.push_back(e);
     int w = int(shape[1]) * cell + gap + int(e.width) * texel + 20;
     int h = titleH + std::max(int(shape[0]) * cell, int(e.height) * texel) + 30;
-    width = std::max(width, w);
+    // Titles are ~8.5 px per character at 14 px monospace.
+    int titleW = int((p.title.size() + 40) * 8.5);
+    width = std::max({width, w, titleW});
     height += h;
   }
   std::ostringstream svg;
