@@ -51,9 +51,9 @@ MlirAttribute fblRTileLayoutAttrGet(MlirContext ctx, int64_t tileRows,
   MLIRContext *c = unwrap(ctx);
   SmallVector<int64_t> tile = {tileRows, tileCols};
   return wrap(RTileLayoutAttr::getChecked(
-      mlir::detail::getDefaultDiagnosticEmitFn(c), c, ArrayRef<int64_t>(tile), packed,
-      static_cast<IntraTileOrder>(intra), static_cast<InterTileOrder>(inter),
-      static_cast<BatchFold>(batch)));
+      mlir::detail::getDefaultDiagnosticEmitFn(c), c, ArrayRef<int64_t>(tile),
+      packed, static_cast<IntraTileOrder>(intra),
+      static_cast<InterTileOrder>(inter), static_cast<BatchFold>(batch)));
 }
 
 MlirAttribute fblTargetAttrGetPreset(MlirContext ctx, MlirStringRef name) {

@@ -43,10 +43,10 @@ int main(void) {
   MlirAttribute packed =
       fblChannelPackedLayoutAttrGet(ctx, 2, FblBatchFoldLayers);
   printAttr("packed", packed);
-  // CHECK: rtile: #fbl.rtile<tile = [4, 8], packed = 1, intra = rows_on_x, inter = col_major>
-  MlirAttribute rtile =
-      fblRTileLayoutAttrGet(ctx, 4, 8, 1, FblIntraTileRowsOnX,
-                            FblInterTileColMajor, FblBatchFoldY);
+  // CHECK: rtile: #fbl.rtile<tile = [4, 8], packed = 1, intra = rows_on_x,
+  // inter = col_major>
+  MlirAttribute rtile = fblRTileLayoutAttrGet(
+      ctx, 4, 8, 1, FblIntraTileRowsOnX, FblInterTileColMajor, FblBatchFoldY);
   printAttr("rtile", rtile);
 
   // A parsed attribute is the same uniqued attribute.
@@ -61,8 +61,8 @@ int main(void) {
   printf("isa: %d %d %d %d %d %d\n", fblAttributeIsALayoutEncoding(rtile),
          fblAttributeIsARTileLayout(rtile),
          fblAttributeIsAChannelPackedLayout(packed),
-         fblAttributeIsARTileLayout(packed), fblAttributeIsABufferLayout(buffer),
-         fblAttributeIsATarget(buffer));
+         fblAttributeIsARTileLayout(packed),
+         fblAttributeIsABufferLayout(buffer), fblAttributeIsATarget(buffer));
 
   // 64 x 64 in 4x8 tiles, rows along x inside a tile, tile grid column-major:
   // x = [row tile (16), row in tile (4)], y = [col tile (8), col texel (2)].
@@ -86,20 +86,20 @@ int main(void) {
   printf("bad rank: %s\n",
          fblLayoutEncodingGetExtents(packed, 2, shape, &e) ? "ok" : "fail");
 
-  // CHECK: map: (d0, d1) -> (0, (d1 floordiv 8) * 2 + (d1 floordiv 4) mod 2, (d0 floordiv 4) * 4 + d0 mod 4, d1 mod 4)
+  // CHECK: map: (d0, d1) -> (0, (d1 floordiv 8) * 2 + (d1 floordiv 4) mod 2,
+  // (d0 floordiv 4) * 4 + d0 mod 4, d1 mod 4)
   MlirAffineMap map = fblLayoutEncodingGetTexelMap(rtile, 2, shape);
   printf("map: ");
   mlirAffineMapPrint(map, printToStdout, NULL);
   printf("\n");
 
   // CHECK: preset: #fbl.target<"mali-g710">
-  printAttr("preset",
-            fblTargetAttrGetPreset(ctx, mlirStringRefCreateFromCString(
-                                            "mali-g710")));
+  printAttr("preset", fblTargetAttrGetPreset(
+                          ctx, mlirStringRefCreateFromCString("mali-g710")));
   // CHECK: unknown preset: <null>
   printAttr("unknown preset",
-            fblTargetAttrGetPreset(ctx, mlirStringRefCreateFromCString(
-                                            "no-such-gpu")));
+            fblTargetAttrGetPreset(
+                ctx, mlirStringRefCreateFromCString("no-such-gpu")));
   // Invalid parameters give a null attribute and a diagnostic.
   // CHECK: error: tile sizes must be positive
   // CHECK-NEXT: bad tile: <null>

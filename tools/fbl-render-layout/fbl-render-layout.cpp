@@ -49,8 +49,8 @@ bool parseLayout(const std::string &spec, Panel &panel) {
     IntraTileOrder intra = parts[3] == "x"        ? IntraTileOrder::RowsOnX
                            : parts[3] == "linear" ? IntraTileOrder::Linear
                                                   : IntraTileOrder::RowsOnY;
-    InterTileOrder inter = parts[4] == "col" ? InterTileOrder::ColMajor
-                                             : InterTileOrder::RowMajor;
+    InterTileOrder inter =
+        parts[4] == "col" ? InterTileOrder::ColMajor : InterTileOrder::RowMajor;
     static const char *intraNames[] = {"rows_on_y", "rows_on_x", "linear"};
     static const char *interNames[] = {"row_major", "col_major"};
     panel = {"#fbl.rtile<tile = [" + parts[1].substr(0, parts[1].find('x')) +
@@ -67,8 +67,10 @@ bool parseLayout(const std::string &spec, Panel &panel) {
 std::string escapeXml(const std::string &s) {
   std::string out;
   for (char c : s)
-    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;"
-                                                           : std::string(1, c);
+    out += c == '<'   ? "&lt;"
+           : c == '>' ? "&gt;"
+           : c == '&' ? "&amp;"
+                      : std::string(1, c);
   return out;
 }
 
@@ -82,8 +84,9 @@ std::string tileColour(int64_t tile) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    std::cerr << "usage: fbl-render-layout ROWS COLS LAYOUT...\n"
-                 "  LAYOUT: channel_packed:P | rtile:TRxTC:P:y|x|linear:row|col\n";
+    std::cerr
+        << "usage: fbl-render-layout ROWS COLS LAYOUT...\n"
+           "  LAYOUT: channel_packed:P | rtile:TRxTC:P:y|x|linear:row|col\n";
     return 2;
   }
   std::vector<int64_t> shape = {std::atol(argv[1]), std::atol(argv[2])};
@@ -147,13 +150,15 @@ int main(int argc, char **argv) {
       for (int64_t tx = 0; tx < e.width; ++tx) {
         for (unsigned ch = 0; ch < 4; ++ch) {
           auto idx = l.toLogical(shape, TexelCoord{0, ty, tx, ch});
-          int cx = x0 + int(tx) * texel, cy = y0 + int(ty) * texel + ch * texel / 4;
-          svg << "<rect x=\"" << cx << "\" y=\"" << cy << "\" width=\""
-              << texel << "\" height=\"" << texel / 4 << "\" fill=\""
+          int cx = x0 + int(tx) * texel,
+              cy = y0 + int(ty) * texel + ch * texel / 4;
+          svg << "<rect x=\"" << cx << "\" y=\"" << cy << "\" width=\"" << texel
+              << "\" height=\"" << texel / 4 << "\" fill=\""
               << (idx ? tileColour(tileOf((*idx)[0], (*idx)[1])) : "#eee")
               << "\" stroke=\"#bbb\" stroke-width=\"0.5\"/>\n";
           svg << "<text x=\"" << cx + 4 << "\" y=\"" << cy + 10
-              << "\" font-size=\"8\">" << "RGBA"[ch] << " "
+              << "\" font-size=\"8\">"
+              << "RGBA"[ch] << " "
               << (idx ? std::to_string((*idx)[0]) + "," +
                             std::to_string((*idx)[1])
                       : std::string("pad"))

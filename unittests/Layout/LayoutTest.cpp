@@ -112,8 +112,8 @@ TEST_P(LayoutSweep, PackUnpackRoundTrip) {
       int64_t lin = 0;
       bool ok = true;
       forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
-        ok &= packed[Layout::flatOffset(e, l.toTexel(shape, idx))] ==
-              src[lin++];
+        ok &=
+            packed[Layout::flatOffset(e, l.toTexel(shape, idx))] == src[lin++];
       });
       EXPECT_TRUE(ok);
     }
@@ -134,10 +134,9 @@ TEST_P(LayoutSweep, NamedLayoutsAreRecognised) {
           Layout::channelPacked(rank, cp->packedDim, cp->fold)));
     }
     if (rt) {
-      EXPECT_TRUE(l.samePlacement(Layout::rtile(rank, rt->tileRows,
-                                                rt->tileCols, rt->packedDim,
-                                                rt->intra, rt->inter,
-                                                rt->fold)));
+      EXPECT_TRUE(l.samePlacement(
+          Layout::rtile(rank, rt->tileRows, rt->tileCols, rt->packedDim,
+                        rt->intra, rt->inter, rt->fold)));
     }
   }
 }
@@ -264,9 +263,8 @@ TEST(LayoutTest, VerifyRejectsBadLayouts) {
   // Packed dim out of range.
   EXPECT_NE(Layout::channelPacked(2, 2).verify(), "");
   // Tile index placed twice / missing.
-  Layout::AxisFactors twice = {{{{0, Level::Tile}, {1, Level::Tile}},
-                                {{0, Level::Tile}},
-                                {}}};
+  Layout::AxisFactors twice = {
+      {{{0, Level::Tile}, {1, Level::Tile}}, {{0, Level::Tile}}, {}}};
   EXPECT_NE(Layout::image({1, 4}, 1, twice).verify(), "");
   Layout::AxisFactors missing = {{{{1, Level::Tile}}, {}, {}}};
   EXPECT_NE(Layout::image({1, 4}, 1, missing).verify(), "");
@@ -303,8 +301,7 @@ TEST(LayoutTest, HalfPrecisionPacking) {
   Layout l = Layout::rtile(2, 4, 4, 0, IntraTileOrder::RowsOnX,
                            InterTileOrder::ColMajor);
   std::vector<int64_t> shape = {6, 5};
-  std::vector<uint16_t> src(30), packed(l.extents(shape).elements()),
-      back(30);
+  std::vector<uint16_t> src(30), packed(l.extents(shape).elements()), back(30);
   for (int i = 0; i < 30; ++i)
     src[i] = static_cast<uint16_t>(0x3c00 + i);
   l.pack<uint16_t>(shape, src.data(), packed.data());

@@ -42,19 +42,18 @@ inline std::vector<NamedLayout> allLayouts(unsigned rank) {
       int64_t tp = p == int(rank) - 1 ? tc : tr;
       if (tp % 4)
         continue;
-      for (IntraTileOrder intra : {IntraTileOrder::RowsOnY,
-                                   IntraTileOrder::RowsOnX,
-                                   IntraTileOrder::Linear})
+      for (IntraTileOrder intra :
+           {IntraTileOrder::RowsOnY, IntraTileOrder::RowsOnX,
+            IntraTileOrder::Linear})
         for (InterTileOrder inter :
              {InterTileOrder::RowMajor, InterTileOrder::ColMajor})
           for (BatchFold f : {BatchFold::Y, BatchFold::Layers})
-            out.push_back(
-                {"rtile(" + std::to_string(tr) + "x" + std::to_string(tc) +
-                     ",p=" + std::to_string(p) +
-                     ",intra=" + std::to_string(int(intra)) +
-                     ",inter=" + std::to_string(int(inter)) +
-                     ",fold=" + std::to_string(int(f)) + ")",
-                 Layout::rtile(rank, tr, tc, p, intra, inter, f)});
+            out.push_back({"rtile(" + std::to_string(tr) + "x" +
+                               std::to_string(tc) + ",p=" + std::to_string(p) +
+                               ",intra=" + std::to_string(int(intra)) +
+                               ",inter=" + std::to_string(int(inter)) +
+                               ",fold=" + std::to_string(int(f)) + ")",
+                           Layout::rtile(rank, tr, tc, p, intra, inter, f)});
     }
   return out;
 }
@@ -76,9 +75,9 @@ inline std::vector<std::vector<int64_t>> sweepShapes(unsigned rank) {
 }
 
 /// Calls fn(index) for every index of `shape` in row-major order.
-inline void forEachIndex(const std::vector<int64_t> &shape,
-                         const std::function<void(const std::vector<int64_t> &)>
-                             &fn) {
+inline void
+forEachIndex(const std::vector<int64_t> &shape,
+             const std::function<void(const std::vector<int64_t> &)> &fn) {
   int64_t n = Layout::product(shape);
   std::vector<int64_t> idx(shape.size(), 0);
   for (int64_t lin = 0; lin < n; ++lin) {

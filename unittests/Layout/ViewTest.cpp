@@ -24,8 +24,8 @@ namespace {
 /// Checks that `view` (on `viewShape`) addresses the texels `source` (on
 /// `shape`) holds, with `mapIndex` giving the view index of a source index.
 void expectSameMemory(
-    const Layout &source, const std::vector<int64_t> &shape,
-    const Layout &view, const std::vector<int64_t> &viewShape,
+    const Layout &source, const std::vector<int64_t> &shape, const Layout &view,
+    const std::vector<int64_t> &viewShape,
     const std::function<std::vector<int64_t>(const std::vector<int64_t> &)>
         &mapIndex) {
   ASSERT_EQ(view.verifyShape(viewShape), "") << view.str();
@@ -53,8 +53,9 @@ std::vector<std::vector<std::vector<int64_t>>> allGroupings(unsigned rank) {
   return out;
 }
 
-std::vector<int64_t> collapsedShape(const std::vector<int64_t> &shape,
-                                    const std::vector<std::vector<int64_t>> &g) {
+std::vector<int64_t>
+collapsedShape(const std::vector<int64_t> &shape,
+               const std::vector<std::vector<int64_t>> &g) {
   std::vector<int64_t> out;
   for (const auto &group : g) {
     int64_t p = 1;
@@ -196,12 +197,11 @@ TEST(ViewTest, HeadSplitAndMergeAreViews) {
   // attention uses: channel-packed and 4x4 R-Tiles over [S, hidden].
   const std::vector<int64_t> shape = {128, 512}, split = {128, 8, 64};
   const std::vector<std::vector<int64_t>> groups = {{0}, {1, 2}};
-  for (const Layout &l :
-       {Layout::channelPacked(2, 1),
-        Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnX,
-                      InterTileOrder::RowMajor),
-        Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnY,
-                      InterTileOrder::ColMajor)}) {
+  for (const Layout &l : {Layout::channelPacked(2, 1),
+                          Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnX,
+                                        InterTileOrder::RowMajor),
+                          Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnY,
+                                        InterTileOrder::ColMajor)}) {
     auto heads = l.expanded(shape, split, groups);
     ASSERT_TRUE(heads.has_value()) << l.str();
     // [S, H, D] -> [H, S, D] is a view too, and merging back is one.

@@ -19,7 +19,10 @@ extern "C" {
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(FBL, fbl);
 
 /// Where the leading (batch/head) dims of a tensor go.
-typedef enum FblBatchFold { FblBatchFoldY = 0, FblBatchFoldLayers = 1 } FblBatchFold;
+typedef enum FblBatchFold {
+  FblBatchFoldY = 0,
+  FblBatchFoldLayers = 1
+} FblBatchFold;
 
 /// Placement of the texels of one R-Tile.
 typedef enum FblIntraTileOrder {
@@ -51,9 +54,8 @@ MLIR_CAPI_EXPORTED MlirAttribute fblBufferLayoutAttrGet(MlirContext ctx);
 
 /// `#fbl.channel_packed<packed = ..., batch = ...>`; null on invalid input
 /// (the reason goes to the context's diagnostic handlers).
-MLIR_CAPI_EXPORTED MlirAttribute
-fblChannelPackedLayoutAttrGet(MlirContext ctx, int64_t packed,
-                              FblBatchFold batch);
+MLIR_CAPI_EXPORTED MlirAttribute fblChannelPackedLayoutAttrGet(
+    MlirContext ctx, int64_t packed, FblBatchFold batch);
 
 /// `#fbl.rtile<tile = [rows, cols], packed = ..., ...>`; null on invalid
 /// input.
@@ -64,7 +66,7 @@ MLIR_CAPI_EXPORTED MlirAttribute fblRTileLayoutAttrGet(
 /// The target preset `name` (`adreno-a740`, `mali-g710`, `pocl-cpu`,
 /// `nvidia-h200`), or null.
 MLIR_CAPI_EXPORTED MlirAttribute fblTargetAttrGetPreset(MlirContext ctx,
-                                                       MlirStringRef name);
+                                                        MlirStringRef name);
 
 MLIR_CAPI_EXPORTED bool fblAttributeIsALayoutEncoding(MlirAttribute attr);
 MLIR_CAPI_EXPORTED bool fblAttributeIsABufferLayout(MlirAttribute attr);

@@ -179,8 +179,8 @@ public:
   /// packed dim (one of the last two) packed by 4, texels of a tile placed
   /// by `intra`, the tile grid by `inter`, batch dims folded per `fold`.
   static Layout rtile(unsigned rank, int64_t tileRows, int64_t tileCols,
-                      int packedDim, IntraTileOrder intra,
-                      InterTileOrder inter, BatchFold fold = BatchFold::Y) {
+                      int packedDim, IntraTileOrder intra, InterTileOrder inter,
+                      BatchFold fold = BatchFold::Y) {
     std::vector<int64_t> tile(rank, 1);
     if (rank >= 2) {
       tile[rank - 2] = tileRows;
@@ -213,14 +213,15 @@ public:
   bool samePlacement(const Layout &o) const {
     if (isBuffer() || o.isBuffer())
       return isBuffer() == o.isBuffer() && rank_ == o.rank_;
-    return rank_ == o.rank_ && tile_ == o.tile_ &&
-           packedDim_ == o.packedDim_ && axes_ == o.axes_;
+    return rank_ == o.rank_ && tile_ == o.tile_ && packedDim_ == o.packedDim_ &&
+           axes_ == o.axes_;
   }
 
   /// Same addressing for tensors of `shape`: equal extents and every element
   /// at the same position. Layouts with different tiles can agree on a shape
   /// (a 4x4 R-Tile with rows down y is channel-packed when rows % 4 == 0).
-  bool sameAddressing(const Layout &o, const std::vector<int64_t> &shape) const {
+  bool sameAddressing(const Layout &o,
+                      const std::vector<int64_t> &shape) const {
     if (samePlacement(o))
       return true;
     if (rank_ != o.rank_ || storage() != o.storage() ||
@@ -251,8 +252,8 @@ public:
   /// Structural check, independent of a shape. Empty string when valid.
   std::string verify() const {
     if (tile_.size() != rank_)
-      return "tile has " + std::to_string(tile_.size()) +
-             " sizes for rank " + std::to_string(rank_);
+      return "tile has " + std::to_string(tile_.size()) + " sizes for rank " +
+             std::to_string(rank_);
     if (isBuffer())
       return {};
     for (unsigned d = 0; d < rank_; ++d)
@@ -274,8 +275,8 @@ public:
     for (const auto &axis : axes_)
       for (const Factor &f : axis) {
         if (f.dim >= rank_)
-          return "factor names dim " + std::to_string(f.dim) +
-                 " of a rank-" + std::to_string(rank_) + " layout";
+          return "factor names dim " + std::to_string(f.dim) + " of a rank-" +
+                 std::to_string(rank_) + " layout";
         ++(f.level == Level::Tile ? seenTile : seenElem)[f.dim];
       }
     for (unsigned d = 0; d < rank_; ++d) {
@@ -467,9 +468,9 @@ public:
       }
       return tables;
     }
-    const int64_t axisStride[kNumAxes] = {
-        static_cast<int64_t>(e.channels),
-        e.width * e.channels, e.width * e.height * e.channels};
+    const int64_t axisStride[kNumAxes] = {static_cast<int64_t>(e.channels),
+                                          e.width * e.channels,
+                                          e.width * e.height * e.channels};
     for (unsigned a = 0; a < kNumAxes; ++a)
       for (const FactorTerm &t : terms(shape, static_cast<Axis>(a))) {
         std::vector<int64_t> &tab = tables[t.factor.dim];
@@ -492,13 +493,15 @@ public:
   void pack(const std::vector<int64_t> &shape, const T *src, T *dst,
             T pad = T()) const {
     std::fill(dst, dst + extents(shape).elements(), pad);
-    forEachOffset(shape, [&](int64_t lin, int64_t off) { dst[off] = src[lin]; });
+    forEachOffset(shape,
+                  [&](int64_t lin, int64_t off) { dst[off] = src[lin]; });
   }
 
   /// Inverse of `pack`.
   template <typename T>
   void unpack(const std::vector<int64_t> &shape, const T *src, T *dst) const {
-    forEachOffset(shape, [&](int64_t lin, int64_t off) { dst[lin] = src[off]; });
+    forEachOffset(shape,
+                  [&](int64_t lin, int64_t off) { dst[lin] = src[off]; });
   }
 
   //===--------------------------------------------------------------------===//
@@ -731,9 +734,9 @@ public:
       return std::nullopt;
     int64_t tr = tile_[rank_ - 2], tc = tile_[rank_ - 1];
     for (int p : matrixPackedCandidates())
-      for (IntraTileOrder intra : {IntraTileOrder::RowsOnY,
-                                   IntraTileOrder::RowsOnX,
-                                   IntraTileOrder::Linear})
+      for (IntraTileOrder intra :
+           {IntraTileOrder::RowsOnY, IntraTileOrder::RowsOnX,
+            IntraTileOrder::Linear})
         for (InterTileOrder inter :
              {InterTileOrder::RowMajor, InterTileOrder::ColMajor})
           for (BatchFold f : {BatchFold::Y, BatchFold::Layers})
@@ -921,10 +924,9 @@ private:
     }
     // Drop the remaining factors of seq everywhere.
     for (auto &axis : axes)
-      axis.erase(std::remove_if(axis.begin(), axis.end(),
-                                [&](const Factor &f) {
-                                  return f != merged && inSeq(f);
-                                }),
+      axis.erase(std::remove_if(
+                     axis.begin(), axis.end(),
+                     [&](const Factor &f) { return f != merged && inSeq(f); }),
                  axis.end());
     return true;
   }

@@ -36,8 +36,7 @@ static const char *storageName(fl::StorageKind kind) {
   return "unknown";
 }
 
-template <typename T>
-static std::string printed(T thing) {
+template <typename T> static std::string printed(T thing) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << thing;
@@ -46,8 +45,8 @@ static std::string printed(T thing) {
 
 LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
                                            llvm::raw_ostream &os) {
-  auto target = module->getAttrOfType<TargetAttr>(
-      FBLDialect::getTargetAttrName());
+  auto target =
+      module->getAttrOfType<TargetAttr>(FBLDialect::getTargetAttrName());
   AsmState asmState(module);
   llvm::json::OStream j(os, /*IndentSize=*/2);
   int64_t totalBytes = 0, images = 0, buffers = 0, views = 0, overLimit = 0;
@@ -79,7 +78,8 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
       ++(layout.isBuffer() ? buffers : images);
     }
     std::string layoutName =
-        printed(type.getEncoding()).substr(0, printed(type.getEncoding()).find('<'));
+        printed(type.getEncoding())
+            .substr(0, printed(type.getEncoding()).find('<'));
     ++byLayout[layoutName];
     std::string fits;
     if (target)

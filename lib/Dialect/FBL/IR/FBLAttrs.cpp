@@ -39,7 +39,8 @@ static ParseResult parseFactors(AsmParser &parser,
         unsigned dim;
         if (!dimPart.consume_front("d") || dimPart.getAsInteger(10, dim) ||
             (!levelPart.empty() && levelPart != "e"))
-          return parser.emitError(loc, "expected a factor 'dN' or 'dN.e', got '")
+          return parser.emitError(loc,
+                                  "expected a factor 'dN' or 'dN.e', got '")
                  << keyword << "'";
         factors.push_back(ImageLayoutAttr::encodeFactor(
             {dim, levelPart.empty() ? fl::Level::Tile : fl::Level::Element}));
@@ -127,8 +128,7 @@ AffineMap mlir::fbl::buildTexelMap(const fl::Layout &layout,
       layout.packedDim() < 0
           ? zero
           : getAffineDimExpr(layout.packedDim(), context) % fl::kTexelChannels;
-  return AffineMap::get(rank, 0, {axis[2], axis[1], axis[0], channel},
-                        context);
+  return AffineMap::get(rank, 0, {axis[2], axis[1], axis[0], channel}, context);
 }
 
 Attribute mlir::fbl::getEncodingForLayout(const fl::Layout &layout,
@@ -152,9 +152,10 @@ Attribute mlir::fbl::getEncodingForLayout(const fl::Layout &layout,
                               axes[0], axes[1], axes[2]);
 }
 
-FailureOr<Attribute> mlir::fbl::getTransposedEncoding(
-    const fl::Layout &layout, ArrayRef<int64_t> permutation,
-    MLIRContext *context) {
+FailureOr<Attribute>
+mlir::fbl::getTransposedEncoding(const fl::Layout &layout,
+                                 ArrayRef<int64_t> permutation,
+                                 MLIRContext *context) {
   std::optional<fl::Layout> result = layout.transposed(toVector(permutation));
   if (!result)
     return failure();
@@ -247,9 +248,10 @@ LogicalResult ChannelPackedLayoutAttr::verifyEncoding(
 // RTileLayoutAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult RTileLayoutAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> tile,
-    int64_t packed, IntraTileOrder, InterTileOrder, BatchFold) {
+LogicalResult
+RTileLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<int64_t> tile, int64_t packed, IntraTileOrder,
+                        InterTileOrder, BatchFold) {
   if (tile.size() != 2)
     return emitError() << "R-Tile needs 2 tile sizes (rows, columns), got "
                        << tile.size();
@@ -262,9 +264,8 @@ LogicalResult RTileLayoutAttr::verify(
 
 fl::Layout RTileLayoutAttr::getLayout(unsigned rank) const {
   return fl::Layout::rtile(rank, getTile()[0], getTile()[1],
-                           static_cast<int>(getPacked()),
-                           toAlgebra(getIntra()), toAlgebra(getInter()),
-                           toAlgebra(getBatch()));
+                           static_cast<int>(getPacked()), toAlgebra(getIntra()),
+                           toAlgebra(getInter()), toAlgebra(getBatch()));
 }
 
 LogicalResult RTileLayoutAttr::verifyEncoding(
@@ -289,8 +290,8 @@ LogicalResult RTileLayoutAttr::verifyEncoding(
       continue;
     int64_t padded = llvm::alignTo(size, fl::kTexelChannels);
     if (getTile()[k] > padded)
-      return emitError() << "tile size " << getTile()[k] << " along dim "
-                         << dim << " exceeds the dim's size " << size
+      return emitError() << "tile size " << getTile()[k] << " along dim " << dim
+                         << " exceeds the dim's size " << size
                          << ": the tile would be mostly padding";
   }
   return verifyImageEncoding(getLayout(rank), shape, elementType, emitError);
@@ -312,10 +313,11 @@ static fl::Layout buildImageLayout(ArrayRef<int64_t> tile, int64_t packed,
                            std::move(axes));
 }
 
-LogicalResult ImageLayoutAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> tile,
-    int64_t packed, ArrayRef<int64_t> x, ArrayRef<int64_t> y,
-    ArrayRef<int64_t> layers) {
+LogicalResult
+ImageLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<int64_t> tile, int64_t packed,
+                        ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+                        ArrayRef<int64_t> layers) {
   std::string err = buildImageLayout(tile, packed, x, y, layers).verify();
   if (!err.empty())
     return emitError() << err;
@@ -355,17 +357,53 @@ struct TargetPreset {
 
 static const TargetPreset kPresets[] = {
     // Qualcomm Adreno 740 (Snapdragon 8 Gen 2).
-    {"adreno-a740", 16384, 16384, 2048, int64_t(1) << 30, {4, 2}, 16384, 4,
-     true, 1024, {16, 8}},
+    {"adreno-a740",
+     16384,
+     16384,
+     2048,
+     int64_t(1) << 30,
+     {4, 2},
+     16384,
+     4,
+     true,
+     1024,
+     {16, 8}},
     // Arm Mali-G710 (Valhall).
-    {"mali-g710", 65536, 65536, 2048, int64_t(1) << 30, {4, 2}, 32768, 4, true,
-     1024, {8, 8}},
+    {"mali-g710",
+     65536,
+     65536,
+     2048,
+     int64_t(1) << 30,
+     {4, 2},
+     32768,
+     4,
+     true,
+     1024,
+     {8, 8}},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
-    {"pocl-cpu", 8192, 8192, 2048, int64_t(1) << 32, {4, 1}, 32768, 8, true,
-     4096, {8, 8}},
+    {"pocl-cpu",
+     8192,
+     8192,
+     2048,
+     int64_t(1) << 32,
+     {4, 1},
+     32768,
+     8,
+     true,
+     4096,
+     {8, 8}},
     // NVIDIA H200 (OpenCL 3.0 driver).
-    {"nvidia-h200", 32768, 32768, 2048, int64_t(1) << 34, {8, 4}, 262144, 4,
-     true, 1024, {16, 16}},
+    {"nvidia-h200",
+     32768,
+     32768,
+     2048,
+     int64_t(1) << 34,
+     {8, 4},
+     262144,
+     4,
+     true,
+     1024,
+     {16, 16}},
 };
 
 ArrayRef<StringRef> TargetAttr::getPresetNames() {
@@ -381,11 +419,10 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
   for (const TargetPreset &p : kPresets)
     if (p.name == name)
-      return TargetAttr::get(context, p.name, p.maxImageWidth,
-                             p.maxImageHeight, p.maxImageLayers,
-                             p.maxBufferBytes, p.cacheLineTexels, p.cacheBytes,
-                             p.cacheWays, p.fp16, p.maxWorkgroupSize,
-                             p.preferredWorkgroup);
+      return TargetAttr::get(context, p.name, p.maxImageWidth, p.maxImageHeight,
+                             p.maxImageLayers, p.maxBufferBytes,
+                             p.cacheLineTexels, p.cacheBytes, p.cacheWays,
+                             p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup);
   return {};
 }
 
@@ -400,8 +437,8 @@ fl::DeviceLimits TargetAttr::getLimits() const {
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, int64_t maxImageWidth,
-                                 int64_t maxImageHeight,
-                                 int64_t maxImageLayers, int64_t maxBufferBytes,
+                                 int64_t maxImageHeight, int64_t maxImageLayers,
+                                 int64_t maxBufferBytes,
                                  ArrayRef<int64_t> cacheLineTexels,
                                  int64_t cacheBytes, int64_t cacheWays, bool,
                                  int64_t maxWorkgroupSize,
@@ -428,8 +465,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       llvm::any_of(preferredWorkgroup, [](int64_t v) { return v < 1; }))
     return emitError() << "preferred_workgroup needs two positive sizes";
   if (preferredWorkgroup[0] * preferredWorkgroup[1] > maxWorkgroupSize)
-    return emitError() << "preferred_workgroup "
-                       << preferredWorkgroup[0] << "x" << preferredWorkgroup[1]
+    return emitError() << "preferred_workgroup " << preferredWorkgroup[0] << "x"
+                       << preferredWorkgroup[1]
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
   return success();
 }
@@ -445,9 +482,9 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::optional<bool> fp16;
   SmallVector<int64_t> line, wg;
   bool hasLine = false, hasWg = false;
-  static const char *intKeys[] = {"max_image_width",  "max_image_height",
-                                  "max_image_layers", "max_buffer_bytes",
-                                  "cache_bytes",      "cache_ways",
+  static const char *intKeys[] = {"max_image_width",   "max_image_height",
+                                  "max_image_layers",  "max_buffer_bytes",
+                                  "cache_bytes",       "cache_ways",
                                   "max_workgroup_size"};
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
@@ -470,9 +507,9 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
-      if (parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square,
-              [&]() { return parser.parseInteger(dst.emplace_back()); }))
+      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+            return parser.parseInteger(dst.emplace_back());
+          }))
         return {};
     } else {
       parser.emitError(keyLoc, "unknown target field '") << key << "'";
@@ -489,8 +526,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     if (preset)
       return presetValue;
     parser.emitError(loc, "target '")
-        << name << "' is not a preset ("
-        << llvm::join(getPresetNames(), ", ") << "); give '" << key << "'";
+        << name << "' is not a preset (" << llvm::join(getPresetNames(), ", ")
+        << "); give '" << key << "'";
     return std::nullopt;
   };
   auto w = pick(0, preset ? preset.getMaxImageWidth() : 0, intKeys[0]);
@@ -544,8 +581,7 @@ void TargetAttr::print(AsmPrinter &printer) const {
           << ", max_buffer_bytes = " << getMaxBufferBytes()
           << ", cache_line_texels = [";
   llvm::interleaveComma(getCacheLineTexels(), printer);
-  printer << ']'
-          << ", cache_bytes = " << getCacheBytes()
+  printer << ']' << ", cache_bytes = " << getCacheBytes()
           << ", cache_ways = " << getCacheWays()
           << ", fp16 = " << (getFp16() ? "true" : "false")
           << ", max_workgroup_size = " << getMaxWorkgroupSize()

@@ -38,8 +38,8 @@ static LogicalResult checkAgainstTarget(Type type, TargetAttr target,
   std::vector<int64_t> shape(tensor.getShape().begin(),
                              tensor.getShape().end());
   unsigned bytes = tensor.getElementType().getIntOrFloatBitWidth() / 8;
-  std::string err = layout.checkLimits(shape, target.getLimits(),
-                                       std::max(bytes, 1u));
+  std::string err =
+      layout.checkLimits(shape, target.getLimits(), std::max(bytes, 1u));
   if (err.empty())
     return success();
   ::fbl::layout::Extents e = layout.extents(shape);

@@ -185,9 +185,9 @@ LogicalResult ReshapeViewOp::verify() {
       product *= large.getDimSize(d);
     }
     if (product != small.getDimSize(i))
-      return emitOpError("group ") << i << " multiplies to " << product
-                                   << " but the dim it forms has size "
-                                   << small.getDimSize(i);
+      return emitOpError("group ")
+             << i << " multiplies to " << product
+             << " but the dim it forms has size " << small.getDimSize(i);
   }
   if (next != large.getRank())
     return emitOpError("reassociation covers ")

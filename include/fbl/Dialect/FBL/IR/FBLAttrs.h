@@ -38,12 +38,10 @@ FailureOr<Attribute> getTransposedEncoding(const ::fbl::layout::Layout &layout,
                                            MLIRContext *context);
 
 /// Encoding of a collapse or expand viewing memory laid out by `layout`.
-FailureOr<Attribute>
-getReshapedEncoding(const ::fbl::layout::Layout &layout,
-                    ArrayRef<int64_t> sourceShape,
-                    ArrayRef<int64_t> resultShape,
-                    ArrayRef<ReassociationIndices> reassociation,
-                    MLIRContext *context);
+FailureOr<Attribute> getReshapedEncoding(
+    const ::fbl::layout::Layout &layout, ArrayRef<int64_t> sourceShape,
+    ArrayRef<int64_t> resultShape, ArrayRef<ReassociationIndices> reassociation,
+    MLIRContext *context);
 
 /// `type` with its encoding replaced by `encoding`.
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
