@@ -608,14 +608,7 @@ public:
           !mergeFactors(axes, extentOf, elemSeq, {~0u - j, Level::Element}))
         return std::nullopt;
     }
-    for (auto &axis : axes)
-      for (Factor &f : axis)
-        f.dim = ~0u - f.dim;
-    Layout l = image(std::move(newTile), newPacked, std::move(axes));
-    l.dropUnitElementFactors();
-    if (!l.verify().empty())
-      return std::nullopt;
-    return l;
+    return finishView(std::move(newTile), newPacked, std::move(axes));
   }
 
   /// Layout of `expand_shape(x, groups) : resultShape` addressing x's memory
@@ -687,14 +680,7 @@ public:
       splitFactor(axes, {j, Level::Tile}, tileSeq);
       splitFactor(axes, {j, Level::Element}, elemSeq);
     }
-    for (auto &axis : axes)
-      for (Factor &f : axis)
-        f.dim = ~0u - f.dim;
-    Layout l = image(std::move(newTile), newPacked, std::move(axes));
-    l.dropUnitElementFactors();
-    if (!l.verify().empty())
-      return std::nullopt;
-    return l;
+    return finishView(std::move(newTile), newPacked, std::move(axes));
   }
 
   //===--------------------------------------------------------------------===//
@@ -852,6 +838,20 @@ private:
       break;
     }
     return axes;
+  }
+
+  /// Builds the layout of a reshape view from factors still named by the
+  /// placeholder dims `~0u - d`, in canonical form; nullopt if invalid.
+  static std::optional<Layout> finishView(std::vector<int64_t> tile,
+                                          int packedDim, AxisFactors axes) {
+    for (auto &axis : axes)
+      for (Factor &f : axis)
+        f.dim = ~0u - f.dim;
+    Layout l = image(std::move(tile), packedDim, std::move(axes));
+    l.dropUnitElementFactors();
+    if (!l.verify().empty())
+      return std::nullopt;
+    return l;
   }
 
   void dropUnitElementFactors() {

@@ -519,38 +519,25 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   TargetAttr preset = getPreset(ctx, name);
-  auto pick = [&](unsigned i, int64_t presetValue,
-                  StringRef key) -> std::optional<int64_t> {
-    if (ints[i])
-      return ints[i];
-    if (preset)
-      return presetValue;
-    parser.emitError(loc, "target '")
-        << name << "' is not a preset (" << llvm::join(getPresetNames(), ", ")
-        << "); give '" << key << "'";
-    return std::nullopt;
-  };
-  auto w = pick(0, preset ? preset.getMaxImageWidth() : 0, intKeys[0]);
-  if (!w)
-    return {};
-  auto h = pick(1, preset ? preset.getMaxImageHeight() : 0, intKeys[1]);
-  if (!h)
-    return {};
-  auto l = pick(2, preset ? preset.getMaxImageLayers() : 0, intKeys[2]);
-  if (!l)
-    return {};
-  auto b = pick(3, preset ? preset.getMaxBufferBytes() : 0, intKeys[3]);
-  if (!b)
-    return {};
-  auto cb = pick(4, preset ? preset.getCacheBytes() : 0, intKeys[4]);
-  if (!cb)
-    return {};
-  auto cw = pick(5, preset ? preset.getCacheWays() : 0, intKeys[5]);
-  if (!cw)
-    return {};
-  auto mw = pick(6, preset ? preset.getMaxWorkgroupSize() : 0, intKeys[6]);
-  if (!mw)
-    return {};
+  int64_t values[std::size(intKeys)];
+  if (preset) {
+    int64_t presetValues[] = {
+        preset.getMaxImageWidth(),   preset.getMaxImageHeight(),
+        preset.getMaxImageLayers(),  preset.getMaxBufferBytes(),
+        preset.getCacheBytes(),      preset.getCacheWays(),
+        preset.getMaxWorkgroupSize()};
+    std::copy(std::begin(presetValues), std::end(presetValues), values);
+  }
+  for (size_t i = 0; i < std::size(intKeys); ++i) {
+    if (ints[i]) {
+      values[i] = *ints[i];
+    } else if (!preset) {
+      parser.emitError(loc, "target '")
+          << name << "' is not a preset (" << llvm::join(getPresetNames(), ", ")
+          << "); give '" << intKeys[i] << "'";
+      return {};
+    }
+  }
   if (!preset && (!fp16 || !hasLine || !hasWg)) {
     parser.emitError(loc, "target '")
         << name << "' is not a preset; give fp16, cache_line_texels and "
@@ -564,8 +551,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     wg.assign(preset.getPreferredWorkgroup().begin(),
               preset.getPreferredWorkgroup().end());
   return parser.getChecked<TargetAttr>(
-      loc, ctx, name, *w, *h, *l, *b, line, *cb, *cw,
-      fp16 ? *fp16 : preset.getFp16(), *mw, wg);
+      loc, ctx, name, values[0], values[1], values[2], values[3], line,
+      values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg);
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
