@@ -31,3 +31,12 @@ tools = [
     ToolSubst("mlir-opt", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Gradient checks: fbl-autodiff output run by upstream mlir-opt + mlir-runner
+# against central finite differences (test/lib/gradcheck.py).
+config.substitutions.append(
+    ("%gradcheck",
+     "/usr/bin/python3 {0}/test/lib/gradcheck.py --fbl-opt {1}/fbl-opt "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
+config.excludes.append("lib")

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,6 +17,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::fbl::registerFBLPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

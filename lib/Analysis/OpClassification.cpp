@@ -1,0 +1,273 @@
+//===- OpClassification.cpp - Phases and classes of training ops ----------===//
+//
+// 1. Forward: the ops the loss (result 0) depends on.
+// 2. Optimizer: non-forward ops that read optimizer state (arguments the
+//    forward never reads) or an optimizer value, and non-forward elementwise
+//    ops that combine a parameter, read whole, with a gradient into a
+//    returned value of the parameter's type (the update p - lr * g).
+// 3. Backward: every other op. Its class comes from two questions: does it
+//    read forward data (an argument or a forward result computed from data,
+//    not a constant or an empty/filled init), and does any access conflict:
+//    a forward tensor read with other reduced dims or another innermost dim
+//    than the forward read it, or an index transform (transpose, reshape)
+//    that re-indexes its input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Analysis/OpClassification.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+StringRef mlir::fbl::stringifyPhase(Phase phase) {
+  switch (phase) {
+  case Phase::Forward:
+    return "forward";
+  case Phase::Backward:
+    return "backward";
+  case Phase::Optimizer:
+    return "optimizer";
+  }
+  return "";
+}
+
+StringRef mlir::fbl::stringifyOpClass(OpClass cls) {
+  static const char *names[] = {"-", "I", "II", "III", "IV"};
+  return names[static_cast<int>(cls)];
+}
+
+/// Operands plus values the op's regions capture from above.
+static SmallVector<Value> inputsOf(Operation *op) {
+  SmallVector<Value> inputs(op->getOperands());
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    inputs.append(captured.begin(), captured.end());
+  }
+  return inputs;
+}
+
+/// Ops that make values without reading data: they hold no activation.
+static bool makesNoData(Operation *op) {
+  return isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp>(op) ||
+         op->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// True when `op` re-indexes its input: a transpose, a reshape, or a
+/// structured copy through a permuted map.
+static bool isIndexTransform(Operation *op) {
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+          linalg::TransposeOp>(op))
+    return true;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumReductionLoops() != 0)
+    return false;
+  for (OpOperand *in : linalgOp.getDpsInputOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(in);
+    if (map.isPermutation() && !map.isIdentity())
+      return true;
+  }
+  return false;
+}
+
+/// All-parallel structured op whose tensor operands are all read and
+/// written through the identity (scalars broadcast).
+static bool isElementwise(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
+           op->getResult(0).getType().isIntOrIndexOrFloat();
+  if (linalgOp.getNumReductionLoops() != 0)
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+    if (map.getNumResults() && !map.isIdentity())
+      return false;
+  }
+  return true;
+}
+
+std::optional<AccessPattern>
+OpClassification::getAccessPattern(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !isa<ShapedType>(operand.get().getType()))
+    return std::nullopt;
+  AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+  SmallVector<utils::IteratorType> iters = linalgOp.getIteratorTypesArray();
+  AccessPattern access;
+  int64_t innermostLoop = -1;
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    if (!d)
+      continue;
+    unsigned loop = d.getPosition();
+    if (iters[loop] == utils::IteratorType::reduction)
+      access.reducedDims.push_back(dim);
+    if (static_cast<int64_t>(loop) > innermostLoop) {
+      innermostLoop = loop;
+      access.innermostDim = dim;
+    }
+  }
+  return access;
+}
+
+/// How the forward pass accessed `value`: its first structured forward
+/// reader, else the way its producer wrote it.
+static std::optional<AccessPattern>
+forwardAccessOf(Value value, const llvm::DenseSet<Operation *> &forward) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (!forward.contains(user))
+      continue;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+      if (linalgOp.isDpsInit(&use) && !linalgOp.payloadUsesValueFromOperand(&use))
+        continue;
+    if (auto access = OpClassification::getAccessPattern(use))
+      return access;
+  }
+  if (auto result = dyn_cast<OpResult>(value))
+    if (auto producer = dyn_cast<linalg::LinalgOp>(result.getOwner()))
+      return OpClassification::getAccessPattern(
+          *producer.getDpsInitOperand(result.getResultNumber()));
+  // Arguments and non-structured producers: read row-major, no reduction.
+  if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+    if (shaped.getRank() > 0) {
+      AccessPattern rowMajor;
+      rowMajor.innermostDim = shaped.getRank() - 1;
+      return rowMajor;
+    }
+  return std::nullopt;
+}
+
+FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return failure();
+  Block &block = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret || ret.getNumOperands() == 0)
+    return failure();
+  auto lossType = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+  if (!lossType || lossType.getRank() != 0)
+    return failure();
+
+  OpClassification result;
+  for (Operation &op : block.without_terminator())
+    result.ops.push_back(&op);
+
+  // 1. Forward: the backward slice of the loss.
+  llvm::DenseSet<Operation *> forward;
+  llvm::DenseSet<Value> lossDeps = {ret.getOperand(0)};
+  for (Operation *op : llvm::reverse(result.ops)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value v) { return lossDeps.contains(v); }))
+      continue;
+    forward.insert(op);
+    for (Value in : inputsOf(op))
+      lossDeps.insert(in);
+  }
+  llvm::DenseSet<Value> forwardArgs;
+  for (BlockArgument arg : block.getArguments())
+    if (lossDeps.contains(arg))
+      forwardArgs.insert(arg);
+
+  // Forward data: arguments the forward reads and forward results computed
+  // from data.
+  llvm::DenseSet<Value> forwardData(forwardArgs.begin(), forwardArgs.end());
+  for (Operation *op : result.ops)
+    if (forward.contains(op) && !makesNoData(op))
+      for (Value r : op->getResults())
+        forwardData.insert(r);
+
+  // 2. Optimizer.
+  llvm::DenseSet<Value> optimizerValues;
+  llvm::DenseSet<Operation *> optimizer;
+  for (BlockArgument arg : block.getArguments())
+    if (!forwardArgs.contains(arg))
+      optimizerValues.insert(arg); // optimizer state
+  for (Operation *op : result.ops) {
+    if (forward.contains(op))
+      continue;
+    bool readsState = llvm::any_of(inputsOf(op), [&](Value v) {
+      return optimizerValues.contains(v);
+    });
+    // An update writes the new parameter, which the function returns.
+    bool updatesParam = false;
+    bool returnedOnly =
+        op->getNumResults() == 1 && !op->getResult(0).use_empty() &&
+        llvm::all_of(op->getResult(0).getUsers(),
+                     [](Operation *u) { return isa<func::ReturnOp>(u); });
+    if (returnedOnly && isElementwise(op))
+      for (Value in : op->getOperands()) {
+        auto arg = dyn_cast<BlockArgument>(in);
+        if (arg && func.getArgAttr(arg.getArgNumber(), "fbl.param") &&
+            arg.getType() == op->getResult(0).getType() &&
+            llvm::any_of(op->getOperands(), [&](Value other) {
+              return other != in && !forwardData.contains(other) &&
+                     isa<RankedTensorType>(other.getType());
+            }))
+          updatesParam = true;
+      }
+    if (readsState || updatesParam) {
+      optimizer.insert(op);
+      for (Value r : op->getResults())
+        optimizerValues.insert(r);
+    }
+  }
+
+  // 3. Backward ops and their classes.
+  for (Operation *op : result.ops) {
+    OpInfo info;
+    if (forward.contains(op)) {
+      info.phase = Phase::Forward;
+    } else if (optimizer.contains(op)) {
+      info.phase = Phase::Optimizer;
+    } else {
+      info.phase = Phase::Backward;
+      info.conflicting = isIndexTransform(op);
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value v = operand.get();
+        if (!forwardData.contains(v) || !isa<ShapedType>(v.getType()))
+          continue;
+        // An init the body never reads is only written.
+        if (linalgOp && linalgOp.isDpsInit(&operand) &&
+            !linalgOp.payloadUsesValueFromOperand(&operand))
+          continue;
+        info.readsForward = true;
+        ReuseEdge edge;
+        edge.operandNumber = operand.getOperandNumber();
+        edge.value = v;
+        std::optional<AccessPattern> access = getAccessPattern(operand);
+        std::optional<AccessPattern> fwd = forwardAccessOf(v, forward);
+        if (access)
+          edge.access = *access;
+        if (fwd)
+          edge.forwardAccess = *fwd;
+        edge.conflicting = (access && fwd && *access != *fwd) ||
+                           isIndexTransform(op);
+        info.conflicting |= edge.conflicting;
+        info.reuse.push_back(edge);
+      }
+      // Values captured by regions (gathers, scatter loops) count as reads.
+      if (op->getNumRegions()) {
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(op->getRegions(), captured);
+        for (Value v : captured)
+          if (forwardData.contains(v) && isa<ShapedType>(v.getType()))
+            info.readsForward = true;
+      }
+      info.opClass = info.readsForward
+                         ? (info.conflicting ? OpClass::IV : OpClass::II)
+                         : (info.conflicting ? OpClass::III : OpClass::I);
+    }
+    result.infos[op] = std::move(info);
+  }
+  return result;
+}

@@ -1,0 +1,81 @@
+//===- Autodiff.cpp - The fbl-autodiff pass -------------------------------===//
+//
+// Adds @<name>_grad (and @<name>_step with an optimizer) for every forward
+// model of the module: a function returning a scalar tensor<f32> loss with
+// fbl.param arguments. Functions that already have their _grad are skipped,
+// so the pass can run on modules that hold the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Autodiff/Autodiff.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::fbl {
+#define GEN_PASS_DEF_FBLAUTODIFFPASS
+#include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+} // namespace mlir::fbl
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+namespace {
+struct AutodiffPass : public mlir::fbl::impl::FBLAutodiffPassBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<OptimizerOptions> optimizerOptions;
+    if (optimizer == "sgd" || optimizer == "adamw") {
+      OptimizerOptions o;
+      o.kind = optimizer == "sgd" ? OptimizerOptions::Kind::SGD
+                                  : OptimizerOptions::Kind::AdamW;
+      o.learningRate = learningRate;
+      o.beta1 = beta1;
+      o.beta2 = beta2;
+      o.epsilon = epsilon;
+      o.weightDecay = weightDecay;
+      optimizerOptions = o;
+    } else if (optimizer != "none") {
+      module.emitError("fbl-autodiff: unknown optimizer '")
+          << optimizer << "'; expected none, sgd or adamw";
+      return signalPassFailure();
+    }
+
+    SmallVector<func::FuncOp> forwards;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && returnsScalarLoss(func) &&
+          !getParamArgs(func).empty() &&
+          !SymbolTable::lookupSymbolIn(module,
+                                       (func.getSymName() + "_grad").str()))
+        forwards.push_back(func);
+
+    for (func::FuncOp forward : forwards) {
+      SmallVector<unsigned> params = getParamArgs(forward);
+      SmallVector<unsigned> selected;
+      if (wrt.empty()) {
+        selected = params;
+      } else {
+        for (unsigned i : wrt) {
+          if (!llvm::is_contained(params, i)) {
+            forward.emitError("fbl-autodiff: wrt names argument #")
+                << i << ", which is not an fbl.param argument";
+            return signalPassFailure();
+          }
+          selected.push_back(i);
+        }
+        llvm::sort(selected);
+        selected.erase(llvm::unique(selected), selected.end());
+      }
+      FailureOr<func::FuncOp> grad = buildGradientFunction(forward, selected);
+      if (failed(grad))
+        return signalPassFailure();
+      if (optimizerOptions &&
+          failed(buildStepFunction(*grad, forward.getSymName(), selected,
+                                   *optimizerOptions)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Checks fbl-autodiff gradients against central finite differences.
+
+Runs `fbl-opt --fbl-autodiff` on a forward model, then builds one harness
+module that (1) calls @<name>_grad on fixed pseudo-random inputs and (2)
+computes central differences of an f64 copy of the forward function for every
+element of every parameter. Upstream mlir-opt lowers it and mlir-runner runs
+it (the numerical oracle, DESIGN §7). Prints one line per parameter and
+exits non-zero when |grad - fd| > atol + rtol * |fd| anywhere.
+
+Directives in the input file:
+  // GRADCHECK-ARG: <index> uniform <lo> <hi>     float input range
+  // GRADCHECK-ARG: <index> ints <lo> <hi>        integer input range
+  // GRADCHECK-OPTIONS: <fbl-autodiff options>    e.g. wrt=0
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, stdin=None):
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(f"command failed ({p.returncode}): {' '.join(cmd)}\n")
+        sys.stderr.write(p.stderr[-6000:])
+        sys.exit(1)
+    return p.stdout
+
+
+def parse_tensor_type(t):
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", t.strip())
+    if not m:
+        raise ValueError(f"unsupported argument type {t}")
+    dims = [int(d) for d in m.group(1).split("x") if d]
+    return dims, m.group(2)
+
+
+def split_top(s):
+    """Splits a signature's argument list at top-level commas."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def find_forward(text):
+    for m in re.finditer(r"func\.func @(\w+)\((.*?)\)\s*->\s*tensor<f32>\s*{",
+                         text, re.S):
+        args = []
+        for a in split_top(m.group(2)):
+            am = re.match(r"\s*%\w+\s*:\s*(tensor<[^>]*>)\s*(\{[^}]*\})?", a)
+            args.append((am.group(1), "fbl.param" in (am.group(2) or "")))
+        if any(p for _, p in args):
+            return m.group(1), args
+    sys.exit("gradcheck: no forward function (fbl.param args, tensor<f32> result)")
+
+
+def function_text(text, name):
+    start = text.index(f"func.func @{name}(")
+    depth, i = 0, text.index("{", text.index(")", start))
+    while True:
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+        i += 1
+
+
+class Rng:
+    """A small LCG so inputs are the same on every machine."""
+
+    def __init__(self, seed):
+        self.state = seed
+
+    def next(self):
+        self.state = (self.state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return (self.state >> 11) / float(1 << 53)
+
+
+def dense(values, dims, elem):
+    if elem.startswith("f"):
+        flat = ", ".join(f"{v:.17g}" for v in values)
+    else:
+        flat = ", ".join(str(int(v)) for v in values)
+    shape = "x".join(str(d) for d in dims)
+    ty = f"tensor<{shape + 'x' if shape else ''}{elem}>"
+    if not dims:
+        return f"dense<{flat}> : {ty}", ty
+    return f"dense<[{flat}]> : tensor<{len(values)}x{elem}>", ty
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("input")
+    ap.add_argument("--fbl-opt", required=True)
+    ap.add_argument("--llvm-bin", required=True)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--eps", type=float, default=1e-4)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+
+    src = open(args.input).read()
+    ranges = {}
+    for m in re.finditer(r"//\s*GRADCHECK-ARG:\s*(\d+)\s+(uniform|ints)\s+(\S+)\s+(\S+)", src):
+        ranges[int(m.group(1))] = (m.group(2), float(m.group(3)), float(m.group(4)))
+    opts = re.search(r"//\s*GRADCHECK-OPTIONS:\s*(.*)", src)
+    ad_opts = opts.group(1).strip() if opts else ""
+
+    name, fargs = find_forward(src)
+    ad = run([args.fbl_opt, args.input,
+              f"--fbl-autodiff={ad_opts}" if ad_opts else "--fbl-autodiff"])
+    params = [i for i, (_, p) in enumerate(fargs) if p]
+    wrt = re.search(r"wrt=([\d,]+)", ad_opts)
+    if wrt:
+        params = sorted(int(x) for x in wrt.group(1).split(","))
+
+    rng = Rng(args.seed)
+    inputs = []
+    for i, (ty, _) in enumerate(fargs):
+        dims, elem = parse_tensor_type(ty)
+        n = 1
+        for d in dims:
+            n *= d
+        kind, lo, hi = ranges.get(i, ("uniform", -1.0, 1.0))
+        if kind == "ints":
+            vals = [int(lo + (hi - lo) * rng.next()) for _ in range(n)]
+        else:
+            vals = [lo + (hi - lo) * rng.next() for _ in range(n)]
+        inputs.append((dims, elem, vals))
+
+    # The forward as fbl-opt printed it: its aliases are the output's.
+    fwd = function_text(ad, name)
+    fwd64 = fwd.replace("f32", "f64").replace(f"@{name}(", f"@{name}_f64(", 1)
+
+    body = []
+    def const(i, elem):
+        dims, _, vals = inputs[i]
+        attr, ty = dense(vals, dims, elem)
+        flat_ty = attr.split(" : ")[1]
+        body.append(f"    %in{i}_{elem}_flat = arith.constant {attr}")
+        if dims:
+            groups = "[[" + ", ".join(str(k) for k in range(len(dims))) + "]]"
+            body.append(f"    %in{i}_{elem} = tensor.expand_shape %in{i}_{elem}_flat {groups} "
+                        f"output_shape [{', '.join(map(str, dims))}] : {flat_ty} into {ty}")
+        else:
+            body.append(f"    %in{i}_{elem} = arith.constant {attr}")
+        return f"%in{i}_{elem}", ty
+
+    args32, types32, args64, types64 = [], [], [], []
+    for i, (dims, elem, _) in enumerate(inputs):
+        v, t = const(i, elem)
+        args32.append(v)
+        types32.append(t)
+        e64 = "f64" if elem == "f32" else elem
+        if e64 != elem:
+            v, t = const(i, e64)
+        args64.append(v)
+        types64.append(t)
+
+    grad_types = ["tensor<f32>"] + [types32[p] for p in params]
+    res = ", ".join(f"%g{k}" for k in range(len(grad_types)))
+    body.append(f"    {res} = func.call @{name}_grad({', '.join(args32)}) : "
+                f"({', '.join(types32)}) -> ({', '.join(grad_types)})")
+    for k, t in enumerate(grad_types):
+        body.append(f"    %u{k} = tensor.cast %g{k} : {t} to tensor<*xf32>")
+        body.append(f"    %m{k} = bufferization.to_buffer %u{k} : tensor<*xf32> to memref<*xf32>")
+        body.append(f"    func.call @printMemrefF32(%m{k}) : (memref<*xf32>) -> ()")
+    body.append(f"    %l64 = func.call @{name}_f64({', '.join(args64)}) : "
+                f"({', '.join(types64)}) -> tensor<f64>")
+    body.append("    %ul = tensor.cast %l64 : tensor<f64> to tensor<*xf64>")
+    body.append("    %ml = bufferization.to_buffer %ul : tensor<*xf64> to memref<*xf64>")
+    body.append("    func.call @printMemrefF64(%ml) : (memref<*xf64>) -> ()")
+    body.append("    %c0 = arith.constant 0 : index")
+    body.append("    %c1 = arith.constant 1 : index")
+    body.append(f"    %eps = arith.constant {args.eps:.17g} : f64")
+    body.append(f"    %twoeps = arith.constant {2 * args.eps:.17g} : f64")
+    for p in params:
+        dims, _, vals = inputs[p]
+        n = len(vals)
+        ty = types64[p]
+        body.append(f"    %n{p} = arith.constant {n} : index")
+        body.append(f"    %fd{p}_init = tensor.empty() : tensor<{n}xf64>")
+        body.append(f"    %fd{p} = scf.for %i = %c0 to %n{p} step %c1 iter_args(%acc = %fd{p}_init) -> (tensor<{n}xf64>) {{")
+        # Delinearize the flat index.
+        idx, rem = [], "%i"
+        for k in range(len(dims) - 1, -1, -1):
+            body.append(f"      %d{p}_{k} = arith.constant {dims[k]} : index")
+            body.append(f"      %ix{p}_{k} = arith.remui {rem}, %d{p}_{k} : index")
+            body.append(f"      %q{p}_{k} = arith.divui {rem}, %d{p}_{k} : index")
+            idx.insert(0, f"%ix{p}_{k}")
+            rem = f"%q{p}_{k}"
+        ind = ", ".join(idx)
+        base = args64[p]
+        body.append(f"      %v = tensor.extract {base}[{ind}] : {ty}")
+        for sign, op in (("p", "addf"), ("m", "subf")):
+            body.append(f"      %v{sign} = arith.{op} %v, %eps : f64")
+            body.append(f"      %t{sign} = tensor.insert %v{sign} into {base}[{ind}] : {ty}")
+            call_args = [f"%t{sign}" if k == p else a for k, a in enumerate(args64)]
+            body.append(f"      %l{sign} = func.call @{name}_f64({', '.join(call_args)}) : "
+                        f"({', '.join(types64)}) -> tensor<f64>")
+            body.append(f"      %s{sign} = tensor.extract %l{sign}[] : tensor<f64>")
+        body.append("      %diff = arith.subf %sp, %sm : f64")
+        body.append("      %fd = arith.divf %diff, %twoeps : f64")
+        body.append(f"      %acc2 = tensor.insert %fd into %acc[%i] : tensor<{n}xf64>")
+        body.append(f"      scf.yield %acc2 : tensor<{n}xf64>")
+        body.append("    }")
+        body.append(f"    %fu{p} = tensor.cast %fd{p} : tensor<{n}xf64> to tensor<*xf64>")
+        body.append(f"    %fm{p} = bufferization.to_buffer %fu{p} : tensor<*xf64> to memref<*xf64>")
+        body.append(f"    func.call @printMemrefF64(%fm{p}) : (memref<*xf64>) -> ()")
+    body.append("    return")
+
+    module = ad.rstrip()
+    assert module.endswith("}")
+    harness = module[:-1] + "\n" + fwd64 + "\n" + \
+        "  func.func private @printMemrefF32(memref<*xf32>)\n" + \
+        "  func.func private @printMemrefF64(memref<*xf64>)\n" + \
+        "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
+    if "linalg.softmax" in harness:
+        # Upstream decomposes softmax only through the transform dialect.
+        harness = harness.replace("module {", "module attributes {transform.with_named_sequence} {", 1)
+        harness = harness[:harness.rstrip().rfind("}")] + """
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %sm = transform.structured.match ops{["linalg.softmax"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.decompose_interface %sm : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
+
+    llvm = args.llvm_bin
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "harness.mlir")
+        open(path, "w").write(harness)
+        pipeline = []
+        if "transform.named_sequence" in harness:
+            pipeline += ["--transform-interpreter", "--test-transform-dialect-erase-schedule"]
+        pipeline += [
+            "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+            "--convert-linalg-to-loops", "--convert-scf-to-cf", "--expand-strided-metadata",
+            "--lower-affine", "--convert-math-to-llvm", "--convert-math-to-libm",
+            "--finalize-memref-to-llvm", "--convert-arith-to-llvm", "--convert-index-to-llvm",
+            "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"]
+        lowered = run([os.path.join(llvm, "mlir-opt"), path] + pipeline)
+        libs = os.path.join(os.path.dirname(llvm), "lib")
+        out = run([os.path.join(llvm, "mlir-runner"), "-e", "main", "-entry-point-result=void",
+                   f"-shared-libs={libs}/libmlir_runner_utils.so,{libs}/libmlir_c_runner_utils.so"],
+                  stdin=lowered)
+
+    blocks = [b for b in out.split("Unranked Memref")[1:]]
+    def numbers(b):
+        data = b.split("data =", 1)[1]
+        return [float(x) for x in re.findall(r"[-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)", data)]
+    values = [numbers(b) for b in blocks]
+    loss32, grads = values[0][0], values[1:1 + len(params)]
+    loss64 = values[1 + len(params)][0]
+    fds = values[2 + len(params):]
+
+    ok = True
+    lerr = abs(loss32 - loss64) / max(abs(loss64), 1e-12)
+    print(f"gradcheck @{name}: loss {loss32:.6g} (f64 {loss64:.6g}, rel err {lerr:.2e})")
+    if lerr > 1e-4:
+        ok = False
+    for p, g, fd in zip(params, grads, fds):
+        worst, bad = 0.0, 0
+        for a, b in zip(g, fd):
+            err = abs(a - b)
+            worst = max(worst, err / (args.atol + args.rtol * abs(b)))
+            if err > args.atol + args.rtol * abs(b):
+                bad += 1
+        norm = sum(x * x for x in fd) ** 0.5
+        print(f"  arg{p}: {len(g)} elements, |fd| {norm:.4g}, worst err/tol {worst:.3f}, "
+              f"{bad} out of tolerance")
+        if bad or len(g) != len(fd) or norm == 0.0:
+            ok = False
+    print("GRADCHECK PASS" if ok else "GRADCHECK FAIL")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
