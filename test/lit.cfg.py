@@ -29,6 +29,7 @@ tools = [
     "fbl-translate",
     ToolSubst("fbl-capi-test", unresolved="ignore"),
     ToolSubst("mlir-opt", unresolved="fatal"),
+    ToolSubst("not", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

@@ -8,9 +8,10 @@
 // 3. Backward: every other op. Its class comes from two questions: does it
 //    read forward data (an argument or a forward result computed from data,
 //    not a constant or an empty/filled init), and does any access conflict:
-//    a forward tensor read with other reduced dims or another innermost dim
-//    than the forward read it, or an index transform (transpose, reshape)
-//    that re-indexes its input.
+//    a forward tensor read along another innermost dim than any forward read
+//    of it, or reduced over other dims (an elementwise read agrees with any
+//    reduction), or an index transform (transpose, reshape) that re-indexes
+//    its input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,18 +60,21 @@ static bool makesNoData(Operation *op) {
          op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// True when `op` re-indexes its input: a transpose, a reshape, or a
-/// structured copy through a permuted map.
+/// True when `op` re-indexes its input: a transpose, a reshape, or an
+/// all-parallel structured op that reads a tensor through another
+/// permutation than it writes (a transpose written as a generic).
 static bool isIndexTransform(Operation *op) {
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
           linalg::TransposeOp>(op))
     return true;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || linalgOp.getNumReductionLoops() != 0)
+  if (!linalgOp || linalgOp.getNumReductionLoops() != 0 ||
+      linalgOp.getNumDpsInits() != 1)
     return false;
+  AffineMap out = linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
   for (OpOperand *in : linalgOp.getDpsInputOperands()) {
     AffineMap map = linalgOp.getMatchingIndexingMap(in);
-    if (map.isPermutation() && !map.isIdentity())
+    if (map.isPermutation() && out.isPermutation() && map != out)
       return true;
   }
   return false;
@@ -118,32 +122,47 @@ OpClassification::getAccessPattern(OpOperand &operand) {
   return access;
 }
 
-/// How the forward pass accessed `value`: its first structured forward
-/// reader, else the way its producer wrote it.
-static std::optional<AccessPattern>
-forwardAccessOf(Value value, const llvm::DenseSet<Operation *> &forward) {
+/// How the forward pass accessed `value`: every structured forward read,
+/// else the way its producer wrote it, else row-major without reduction.
+static SmallVector<AccessPattern>
+forwardAccessesOf(Value value, const llvm::DenseSet<Operation *> &forward) {
+  SmallVector<AccessPattern> accesses;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (!forward.contains(user))
       continue;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
-      if (linalgOp.isDpsInit(&use) && !linalgOp.payloadUsesValueFromOperand(&use))
+      if (linalgOp.isDpsInit(&use) &&
+          !linalgOp.payloadUsesValueFromOperand(&use))
         continue;
     if (auto access = OpClassification::getAccessPattern(use))
-      return access;
+      if (!llvm::is_contained(accesses, *access))
+        accesses.push_back(*access);
   }
+  if (!accesses.empty())
+    return accesses;
   if (auto result = dyn_cast<OpResult>(value))
     if (auto producer = dyn_cast<linalg::LinalgOp>(result.getOwner()))
-      return OpClassification::getAccessPattern(
-          *producer.getDpsInitOperand(result.getResultNumber()));
-  // Arguments and non-structured producers: read row-major, no reduction.
+      if (auto access = OpClassification::getAccessPattern(
+              *producer.getDpsInitOperand(result.getResultNumber())))
+        return {*access};
   if (auto shaped = dyn_cast<ShapedType>(value.getType()))
     if (shaped.getRank() > 0) {
       AccessPattern rowMajor;
       rowMajor.innermostDim = shaped.getRank() - 1;
-      return rowMajor;
+      return {rowMajor};
     }
-  return std::nullopt;
+  return accesses;
+}
+
+/// A backward access agrees with a forward one when it walks the same
+/// innermost dim and either reduces nothing (an elementwise read suits any
+/// reduction order) or reduces the same dims.
+static bool agrees(const AccessPattern &backward,
+                   const AccessPattern &forward) {
+  return backward.innermostDim == forward.innermostDim &&
+         (backward.reducedDims.empty() ||
+          backward.reducedDims == forward.reducedDims);
 }
 
 FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
@@ -221,6 +240,16 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
     }
   }
 
+  // Constants, empty tensors and fills belong to the phase that uses them.
+  for (Operation *op : llvm::reverse(result.ops))
+    if (!forward.contains(op) && makesNoData(op) && !op->use_empty() &&
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return optimizer.contains(user) ||
+                 (user->getParentOp() != func &&
+                  optimizer.contains(func.getBody().front().findAncestorOpInBlock(*user)));
+        }))
+      optimizer.insert(op);
+
   // 3. Backward ops and their classes.
   for (Operation *op : result.ops) {
     OpInfo info;
@@ -245,12 +274,22 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
         edge.operandNumber = operand.getOperandNumber();
         edge.value = v;
         std::optional<AccessPattern> access = getAccessPattern(operand);
-        std::optional<AccessPattern> fwd = forwardAccessOf(v, forward);
+        SmallVector<AccessPattern> fwd = forwardAccessesOf(v, forward);
         if (access)
           edge.access = *access;
-        if (fwd)
-          edge.forwardAccess = *fwd;
-        edge.conflicting = (access && fwd && *access != *fwd) ||
+        // Report the forward access this one agrees with, else the first
+        // forward reduction it contradicts.
+        const AccessPattern *match = nullptr;
+        for (const AccessPattern &f : fwd)
+          if (access && agrees(*access, f))
+            match = &f;
+        if (!match)
+          for (const AccessPattern &f : fwd)
+            if (!match || (match->reducedDims.empty() && !f.reducedDims.empty()))
+              match = &f;
+        if (match)
+          edge.forwardAccess = *match;
+        edge.conflicting = (access && match && !agrees(*access, *match)) ||
                            isIndexTransform(op);
         info.conflicting |= edge.conflicting;
         info.reuse.push_back(edge);

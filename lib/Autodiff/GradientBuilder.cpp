@@ -523,10 +523,19 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
                          ? Value(arith::AddFOp::create(b, loc, contribution, *t))
                          : *t;
   }
-  if (!contribution) {
+  // The operand's adjoint is an output's adjoint as it is (x + y, copies):
+  // pass it on instead of copying it.
+  std::optional<unsigned> passThrough;
+  for (unsigned j = 0; j < numInits; ++j)
+    if (outputs[j].adjoint && contribution == block->getArgument(adjointPos[j]) &&
+        !reduction &&
+        map == op.getMatchingIndexingMap(op.getDpsInitOperand(j)) &&
+        outputs[j].adjoint.getType() == outType)
+      passThrough = j;
+  if (!contribution || passThrough) {
     b.setInsertionPoint(generic);
     generic.erase();
-    return Value();
+    return passThrough ? outputs[*passThrough].adjoint : Value();
   }
   Value sum = arith::AddFOp::create(b, loc, block->getArguments().back(),
                                     contribution);

@@ -64,13 +64,18 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   // Optimizer state arguments.
   SmallVector<Value> m, v;
   Value stepCount;
+  auto appendArgument = [&](Type type) -> Value {
+    unsigned index = step.getNumArguments();
+    if (failed(step.insertArgument(index, type, DictionaryAttr(), loc)))
+      return Value();
+    return step.getArgument(index);
+  };
   if (adamw) {
     for (unsigned i : wrt)
-      m.push_back(block.addArgument(block.getArgument(i).getType(), loc));
+      m.push_back(appendArgument(block.getArgument(i).getType()));
     for (unsigned i : wrt)
-      v.push_back(block.addArgument(block.getArgument(i).getType(), loc));
-    stepCount = block.addArgument(RankedTensorType::get({}, b.getF32Type()),
-                                  loc);
+      v.push_back(appendArgument(block.getArgument(i).getType()));
+    stepCount = appendArgument(RankedTensorType::get({}, b.getF32Type()));
   }
 
   b.setInsertionPoint(ret);

@@ -1,0 +1,88 @@
+// RUN: fbl-opt %s -split-input-file -fbl-autodiff -verify-diagnostics
+
+func.func @no_rule(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    // expected-error @+1 {{fbl-autodiff: cannot differentiate 'math.atan'}}
+    %t = math.atan %a : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A 1-D convolution reads its input through i + k.
+func.func @not_a_projected_permutation(%x: tensor<6xf32> {fbl.param}, %w: tensor<3xf32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 + d1)>, which is not a projected permutation}}
+  %c = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : tensor<6xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%c : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @product_reduction(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
+  %le = tensor.empty() : tensor<f32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate the reduction of output #0 combined by 'arith.mulf': supported reductions are sums, maxima and minima}}
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.mulf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @opaque(tensor<4xf32>) -> tensor<f32>
+
+func.func @call(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'func.call'}}
+  %l = func.call @opaque(%x) : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @captured_scalar(%x: tensor<4xf32> {fbl.param}, %s: tensor<f32> {fbl.param}) -> tensor<f32> {
+  %sv = tensor.extract %s[] : tensor<f32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    // expected-error @+1 {{fbl-autodiff: cannot differentiate a use of an active value captured by 'linalg.generic' other than tensor.extract}}
+    %p = arith.mulf %a, %sv : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{fbl-autodiff: expected a single-block function}}
+func.func @branches(%x: tensor<f32> {fbl.param}, %c: i1) -> tensor<f32> {
+  cf.cond_br %c, ^a, ^b
+^a:
+  return %x : tensor<f32>
+^b:
+  return %x : tensor<f32>
+}
