@@ -123,7 +123,7 @@ def main():
     opts = re.search(r"//\s*GRADCHECK-OPTIONS:\s*(.*)", src)
     ad_opts = opts.group(1).strip() if opts else ""
 
-    name, fargs = find_forward(src)
+    name, fargs = find_forward(re.sub(r"//[^\n]*", "", src))
     ad = run([args.fbl_opt, args.input,
               f"--fbl-autodiff={ad_opts}" if ad_opts else "--fbl-autodiff"])
     params = [i for i, (_, p) in enumerate(fargs) if p]
@@ -182,6 +182,31 @@ def main():
         body.append(f"    %u{k} = tensor.cast %g{k} : {t} to tensor<*xf32>")
         body.append(f"    %m{k} = bufferization.to_buffer %u{k} : tensor<*xf32> to memref<*xf32>")
         body.append(f"    func.call @printMemrefF32(%m{k}) : (memref<*xf32>) -> ()")
+    opt = re.search(r"optimizer=(sgd|adamw)", ad_opts)
+    hyper = {k: float(v) for k, v in re.findall(r"\b(lr|beta1|beta2|eps|weight-decay)=([^\s]+)", ad_opts)}
+    if opt:
+        # One optimizer step from zero moments at step 1.
+        step_args, step_types = list(args32), list(types32)
+        if opt.group(1) == "adamw":
+            for _ in range(2):
+                for p in params:
+                    dims, elem, vals = inputs[p]
+                    body.append(f"    %zero_state{len(step_args)} = arith.constant dense<0.0> : {types32[p]}")
+                    step_args.append(f"%zero_state{len(step_args)}")
+                    step_types.append(types32[p])
+            body.append("    %stepcount = arith.constant dense<1.0> : tensor<f32>")
+            step_args.append("%stepcount")
+            step_types.append("tensor<f32>")
+        nres = 1 + len(params) * (3 if opt.group(1) == "adamw" else 1)
+        res_types = ["tensor<f32>"] + [types32[p] for p in params] * (nres - 1 and (3 if opt.group(1) == "adamw" else 1))
+        sres = ", ".join(f"%s{k}" for k in range(nres))
+        body.append(f"    {sres} = func.call @{name}_step({', '.join(step_args)}) : "
+                    f"({', '.join(step_types)}) -> ({', '.join(res_types)})")
+        for k in range(1, 1 + len(params)):
+            t = res_types[k]
+            body.append(f"    %su{k} = tensor.cast %s{k} : {t} to tensor<*xf32>")
+            body.append(f"    %sm{k} = bufferization.to_buffer %su{k} : tensor<*xf32> to memref<*xf32>")
+            body.append(f"    func.call @printMemrefF32(%sm{k}) : (memref<*xf32>) -> ()")
     body.append(f"    %l64 = func.call @{name}_f64({', '.join(args64)}) : "
                 f"({', '.join(types64)}) -> tensor<f64>")
     body.append("    %ul = tensor.cast %l64 : tensor<f64> to tensor<*xf64>")
@@ -269,8 +294,12 @@ def main():
         return [float(x) for x in re.findall(r"[-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)", data)]
     values = [numbers(b) for b in blocks]
     loss32, grads = values[0][0], values[1:1 + len(params)]
-    loss64 = values[1 + len(params)][0]
-    fds = values[2 + len(params):]
+    values = values[1 + len(params):]
+    stepped = []
+    if opt:
+        stepped, values = values[:len(params)], values[len(params):]
+    loss64 = values[0][0]
+    fds = values[1:]
 
     ok = True
     lerr = abs(loss32 - loss64) / max(abs(loss64), 1e-12)
@@ -289,6 +318,24 @@ def main():
               f"{bad} out of tolerance")
         if bad or len(g) != len(fd) or norm == 0.0:
             ok = False
+    if opt:
+        lr = hyper.get("lr", 1e-3)
+        wd = hyper.get("weight-decay", 0.0)
+        b1, b2 = hyper.get("beta1", 0.9), hyper.get("beta2", 0.999)
+        eps = hyper.get("eps", 1e-8)
+        for p, g, new in zip(params, grads, stepped):
+            worst = 0.0
+            for x, gi, y in zip(inputs[p][2], g, new):
+                if opt.group(1) == "sgd":
+                    want = x - lr * (gi + wd * x)
+                else:
+                    m, v = (1 - b1) * gi, (1 - b2) * gi * gi
+                    mhat, vhat = m / (1 - b1), v / (1 - b2)
+                    want = x - lr * (mhat / (vhat ** 0.5 + eps) + wd * x)
+                worst = max(worst, abs(y - want) / (1e-5 + 1e-4 * abs(want)))
+            print(f"  {opt.group(1)} step arg{p}: worst err/tol {worst:.3f}")
+            if worst > 1.0:
+                ok = False
     print("GRADCHECK PASS" if ok else "GRADCHECK FAIL")
     sys.exit(0 if ok else 1)
 

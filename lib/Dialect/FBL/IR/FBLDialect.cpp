@@ -61,6 +61,35 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == getParamAttrName())
     return op->emitError() << "'" << getParamAttrName()
                            << "' belongs on function arguments, not on ops";
+  if (attr.getName() == getPhaseAttrName()) {
+    auto phase = dyn_cast<StringAttr>(attr.getValue());
+    if (!phase || !llvm::is_contained({"forward", "backward", "optimizer"},
+                                      phase.getValue()))
+      return op->emitError() << "'" << getPhaseAttrName()
+                             << "' must be \"forward\", \"backward\" or "
+                                "\"optimizer\"";
+    return success();
+  }
+  if (attr.getName() == getClassAttrName()) {
+    auto cls = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!cls || cls.getInt() < 1 || cls.getInt() > 4)
+      return op->emitError() << "'" << getClassAttrName()
+                             << "' must be an integer class from 1 to 4";
+    return success();
+  }
+  if (attr.getName() == getReuseAttrName()) {
+    auto edges = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!edges || !llvm::all_of(edges, [&](Attribute e) {
+          auto dict = dyn_cast<DictionaryAttr>(e);
+          auto operand =
+              dict ? dict.getAs<IntegerAttr>("operand") : IntegerAttr();
+          return operand && operand.getInt() >= 0 &&
+                 operand.getInt() < op->getNumOperands();
+        }))
+      return op->emitError() << "'" << getReuseAttrName()
+                             << "' must list dictionaries naming an operand";
+    return success();
+  }
   if (attr.getName() != getTargetAttrName())
     return op->emitError() << "unknown fbl attribute '"
                            << attr.getName().getValue() << "'";

@@ -39,6 +39,16 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return ::llvm::StringLiteral("fbl.target");
     }
+    /// Names of the op attributes fbl-classify-ops records.
+    static constexpr ::llvm::StringLiteral getPhaseAttrName() {
+      return ::llvm::StringLiteral("fbl.phase");
+    }
+    static constexpr ::llvm::StringLiteral getClassAttrName() {
+      return ::llvm::StringLiteral("fbl.class");
+    }
+    static constexpr ::llvm::StringLiteral getReuseAttrName() {
+      return ::llvm::StringLiteral("fbl.reuse");
+    }
     /// Name of the unit argument attribute marking trainable parameters.
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("fbl.param");
