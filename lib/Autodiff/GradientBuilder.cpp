@@ -58,9 +58,7 @@ bool mlir::fbl::returnsScalarLoss(func::FuncOp func) {
   return t && t.getRank() == 0 && t.getElementType().isF32();
 }
 
-/// Removes what the adjoint code does not need: dead primal ops, dead
-/// clones in adjoint bodies, operands bodies do not read, and duplicates.
-static void cleanUp(func::FuncOp func) {
+void mlir::fbl::cleanUpDifferentiatedFunction(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
@@ -748,6 +746,6 @@ mlir::fbl::buildGradientFunction(func::FuncOp forward,
   ret.erase();
   grad.setFunctionType(b.getFunctionType(
       grad.getArgumentTypes(), ValueRange(results).getTypes()));
-  cleanUp(grad);
+  cleanUpDifferentiatedFunction(grad);
   return grad;
 }

@@ -154,5 +154,6 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   ret.erase();
   step.setFunctionType(b.getFunctionType(block.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
+  cleanUpDifferentiatedFunction(step);
   return step;
 }

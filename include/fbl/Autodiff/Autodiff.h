@@ -24,6 +24,10 @@ bool returnsScalarLoss(func::FuncOp func);
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
                                               ArrayRef<unsigned> wrt);
 
+/// Removes what generated derivative code does not need: dead primal ops,
+/// dead clones in linalg bodies, operands bodies do not read, duplicates.
+void cleanUpDifferentiatedFunction(func::FuncOp func);
+
 /// Hyper-parameters of the optimizer step.
 struct OptimizerOptions {
   enum class Kind { SGD, AdamW } kind = Kind::SGD;

@@ -92,3 +92,18 @@ func.func @f(%w: f32 {fbl.param}) {
 func.func @f(%w: tensor<4xf32> {fbl.bogus}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'fbl.phase' must be "forward", "backward" or "optimizer"}}
+%0 = arith.constant {fbl.phase = "sideways"} 0.0 : f32
+
+// -----
+
+// expected-error @+1 {{'fbl.class' must be an integer class from 1 to 4}}
+%0 = arith.constant {fbl.class = 5} 0.0 : f32
+
+// -----
+
+// expected-error @+1 {{'fbl.reuse' must list dictionaries naming an operand}}
+%0 = arith.constant {fbl.reuse = [{operand = 0}]} 0.0 : f32

@@ -1,0 +1,43 @@
+// RUN: fbl-opt %s -fbl-autodiff="optimizer=sgd lr=0.05" -mlir-print-local-scope | FileCheck %s --check-prefix=SGD
+// RUN: fbl-opt %s -fbl-autodiff="optimizer=adamw wrt=0" -mlir-print-local-scope | FileCheck %s --check-prefix=ADAMW
+
+// With SGD, @f_step takes the forward's arguments and returns the loss and the
+// updated parameters, p - lr * (g + wd * p), elementwise.
+// SGD-LABEL: func.func @model_step(%arg0: tensor<3xf32> {fbl.param}, %arg1: tensor<2xf32> {fbl.param}, %arg2: tensor<3xf32>)
+// SGD-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<2xf32>)
+// SGD-DAG: %[[LR:.*]] = arith.constant 5.000000e-02 : f32
+// SGD: %[[P0:.*]] = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%arg0, %{{.*}}, %[[LR]], %{{.*}} : tensor<3xf32>, tensor<3xf32>, f32, f32)
+// SGD: ^bb0(%[[P:.*]]: f32, %[[G:.*]]: f32, %[[L:.*]]: f32, %[[WD:.*]]: f32, %{{.*}}: f32):
+// SGD:   %[[DECAY:.*]] = arith.mulf %[[WD]], %[[P]] : f32
+// SGD:   %[[DIR:.*]] = arith.addf %[[G]], %[[DECAY]] : f32
+// SGD:   %[[STEP:.*]] = arith.mulf %[[L]], %[[DIR]] : f32
+// SGD:   arith.subf %[[P]], %[[STEP]] : f32
+// SGD: %[[P1:.*]] = linalg.generic
+// SGD: return %{{.*}}, %[[P0]], %[[P1]] : tensor<f32>, tensor<3xf32>, tensor<2xf32>
+
+// AdamW: the moments of each differentiated parameter and the step count
+// come in after the forward's arguments and go out after the parameters.
+// ADAMW-LABEL: func.func @model_step(%arg0: tensor<3xf32> {fbl.param}, %arg1: tensor<2xf32> {fbl.param}, %arg2: tensor<3xf32>, %arg3: tensor<3xf32>, %arg4: tensor<3xf32>, %arg5: tensor<f32>)
+// ADAMW-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// ADAMW: %[[T:.*]] = tensor.extract %arg5[] : tensor<f32>
+// ADAMW: math.powf %{{.*}}, %[[T]] : f32
+// ADAMW: %[[M:.*]] = linalg.generic {{.*}} ins(%arg3, %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>, f32)
+// ADAMW: %[[V:.*]] = linalg.generic {{.*}} ins(%arg4, %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>, f32)
+// ADAMW: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %[[M]], %[[V]], {{.*}})
+// ADAMW:   math.sqrt
+// ADAMW: return %{{.*}}, %[[P]], %[[M]], %[[V]]
+
+func.func @model(%w: tensor<3xf32> {fbl.param}, %b: tensor<2xf32> {fbl.param}, %x: tensor<3xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %le = tensor.empty() : tensor<f32>
+  %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%w, %x, %b : tensor<3xf32>, tensor<3xf32>, tensor<2xf32>) outs(%lz : tensor<f32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %q = arith.mulf %p, %d : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
