@@ -44,4 +44,4 @@
 // STEP-LABEL: fbl-print-op-classes: @mlp_step
 // STEP: math.powf optimizer -
 // STEP: linalg.generic optimizer -
-// STEP: forward 23, backward 28 (I 18, II 6, III 0, IV 4), optimizer 35
+// STEP: forward 23, backward 28 (I 18, II 6, III 0, IV 4), optimizer 21
