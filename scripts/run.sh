@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# The main job, as far as fbl goes today: set up, build, and compile the
-# bundled attention example (or the .mlir given) for its target: verify the
-# layouts against the target's image limits, fold views, and print where
-# every tensor lives (image kind, extents, bytes) from the layout report.
+# The main job, as far as fbl goes today: set up, build, then
+#  1. compile the bundled attention block's training step: fbl-autodiff builds
+#     the gradient and an AdamW step, fbl-classify-ops marks phases and
+#     classes, and the class table of the step is printed;
+#  2. verify the hand-laid-out attention example against its target and print
+#     where every tensor lives (image kind, extents, bytes).
+# Usage: scripts/run.sh [MODEL.mlir [LAYOUTS.mlir]]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=${FBL_BUILD_DIR:-build}
-input=${1:-examples/attention_layouts.mlir}
+model=${1:-examples/attention.mlir}
+layouts=${2:-examples/attention_layouts.mlir}
 
 bash scripts/setup.sh
 bash scripts/build.sh >/dev/null
 
-echo "== fbl-opt -canonicalize $input"
-"$build/bin/fbl-opt" "$input" -canonicalize -o "$build/example.canonical.mlir"
+echo "== training step of $model (fbl-autodiff optimizer=adamw, fbl-classify-ops)"
+"$build/bin/fbl-opt" "$model" --fbl-autodiff="optimizer=adamw lr=1e-3" \
+  --fbl-classify-ops -o "$build/model.step.mlir"
+echo "step IR: $build/model.step.mlir"
+"$build/bin/fbl-opt" "$build/model.step.mlir" --fbl-print-op-classes -o /dev/null |
+  awk '/fbl-print-op-classes: @.*_step/{p=1} p && /^  [0-9]/ && $4 != "forward" && $5 != "-" && $5 != "I" {print} p && /forward [0-9]+, backward/{print; p=0}'
+
+echo "== fbl-opt -canonicalize $layouts"
+"$build/bin/fbl-opt" "$layouts" -canonicalize -o "$build/example.canonical.mlir"
 echo "verified against the target; canonical IR in $build/example.canonical.mlir"
 
 echo "== fbl-translate --fbl-to-layout-json"

@@ -40,7 +40,7 @@ struct PrintOpClassesPass
       if (failed(classes))
         return;
       os << "fbl-print-op-classes: @" << func.getSymName() << "\n";
-      os << llvm::formatv("  {0,-4} {1,-8} {2,-24} {3,-10} {4,-6} {5}\n", "#",
+      os << llvm::formatv("  {0,-4} {1,-14} {2,-24} {3,-10} {4,-6} {5}\n", "#",
                           "value", "op", "phase", "class", "reuse");
       unsigned counts[3] = {0, 0, 0}, classCounts[5] = {0, 0, 0, 0, 0};
       for (auto [index, op] : llvm::enumerate(classes->getOps())) {
@@ -65,7 +65,7 @@ struct PrintOpClassesPass
                       << (e.conflicting ? " conflict" : "");
             },
             "; ");
-        os << llvm::formatv("  {0,-4} {1,-8} {2,-24} {3,-10} {4,-6} {5}\n",
+        os << llvm::formatv("  {0,-4} {1,-14} {2,-24} {3,-10} {4,-6} {5}\n",
                             index, name, op->getName().getStringRef(),
                             stringifyPhase(info->phase),
                             stringifyOpClass(info->opClass), reuse);
