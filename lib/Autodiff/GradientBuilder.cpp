@@ -491,7 +491,15 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
     iters[cast<AffineDimExpr>(e).getPosition()] =
         utils::IteratorType::parallel;
 
-  Value init = zeros(loc, outType);
+  // When the operand's map is a permutation every adjoint element is written
+  // exactly once: no zero init, no accumulation (a transposed copy stays a
+  // plain permutation, which later passes turn into a view).
+  bool writesOnce = map.isPermutation();
+  Value init = writesOnce
+                   ? Value(tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                                   outType.getElementType(),
+                                                   outType.getEncoding()))
+                   : zeros(loc, outType);
   auto generic = linalg::GenericOp::create(b, loc, TypeRange{outType}, ins,
                                            ValueRange{init}, maps, iters);
   SmallVector<Type> argTypes;
@@ -535,8 +543,10 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
     generic.erase();
     return passThrough ? outputs[*passThrough].adjoint : Value();
   }
-  Value sum = arith::AddFOp::create(b, loc, block->getArguments().back(),
-                                    contribution);
+  Value sum = writesOnce ? contribution
+                        : Value(arith::AddFOp::create(
+                              b, loc, block->getArguments().back(),
+                              contribution));
   linalg::YieldOp::create(b, loc, ValueRange{sum});
   b.setInsertionPointAfter(generic);
   Value result = generic.getResult(0);

@@ -118,7 +118,7 @@ AccessCost fbl::cost::readCost(const LoopNest &nest, const TensorAccess &access,
       redSteps *= steps(nest, l);
     }
   // Long reductions repeat the same pattern: simulate a prefix and scale.
-  const int64_t maxSimulated = 2048;
+  const int64_t maxSimulated = 512;
   int64_t simulated = std::min(redSteps, maxSimulated);
 
   TextureCache tc(cache);

@@ -90,6 +90,16 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                              << "' must list dictionaries naming an operand";
     return success();
   }
+  if (attr.getName() == getKernelAttrName()) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto reads = dict ? dict.getAs<ArrayAttr>("reads") : ArrayAttr();
+    if (!dict || !dict.getAs<DenseI64ArrayAttr>("register_tile") || !reads ||
+        reads.size() != op->getNumOperands())
+      return op->emitError() << "'" << getKernelAttrName()
+                             << "' must give register_tile and one read "
+                                "kind per operand";
+    return success();
+  }
   if (attr.getName() != getTargetAttrName())
     return op->emitError() << "unknown fbl attribute '"
                            << attr.getName().getValue() << "'";

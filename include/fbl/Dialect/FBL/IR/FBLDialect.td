@@ -49,6 +49,10 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getReuseAttrName() {
       return ::llvm::StringLiteral("fbl.reuse");
     }
+    /// Name of the kernel configuration fbl-materialize-rtile records.
+    static constexpr ::llvm::StringLiteral getKernelAttrName() {
+      return ::llvm::StringLiteral("fbl.kernel");
+    }
     /// Name of the unit argument attribute marking trainable parameters.
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("fbl.param");

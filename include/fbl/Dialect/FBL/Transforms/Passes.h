@@ -14,7 +14,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
+
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::fbl {
 
@@ -23,6 +28,39 @@ namespace mlir::fbl {
 
 #define GEN_PASS_REGISTRATION
 #include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+
+/// Options of the fbl-training-pipeline.
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> policy{*this, "policy",
+                             llvm::cl::desc("fblayout, reuse-forward or "
+                                            "explicit-transpose"),
+                             llvm::cl::init("fblayout")};
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Target preset; default: the "
+                                            "module's fbl.target"),
+                             llvm::cl::init("")};
+  Option<std::string> report{*this, "report",
+                             llvm::cl::desc("Write the JSON report here"),
+                             llvm::cl::init("")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("none, sgd or adamw"),
+                                llvm::cl::init("none")};
+  Option<double> learningRate{*this, "lr", llvm::cl::desc("Learning rate"),
+                              llvm::cl::init(1e-3)};
+};
+
+/// Adds autodiff (for forward models), classification, layout selection,
+/// R-Tile materialization, index-transform folding and the report.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// Registers `fbl-training-pipeline`.
+void registerTrainingPipeline();
+
+/// Resolves the target a pass works for: the preset named `name`, else the
+/// module's fbl.target. Emits an error and returns null when neither exists.
+TargetAttr resolveTarget(ModuleOp module, StringRef name);
 
 } // namespace mlir::fbl
 

@@ -105,4 +105,85 @@ def FBLPrintOpClassesPass : Pass<"fbl-print-op-classes", "::mlir::ModuleOp"> {
   }];
 }
 
+def FBLSelectLayoutsPass : Pass<"fbl-select-layouts", "::mlir::ModuleOp"> {
+  let summary = "Chooses a layout for every tensor of the training functions";
+  let description = [{
+    Activation-guided global layout selection (docs/LayoutSelection.md).
+    For every training function (one with backward ops), every tensor gets
+    an fbl layout encoding that fits the target, and every use that reads
+    another layout than the value's gets an `fbl.relayout`. Index transforms
+    (reshapes, transposes) keep their ops; `fbl-fold-index-transforms` turns
+    them into views or relayouts afterwards.
+
+    Policies run through one cost model: `fblayout` searches channel-packed,
+    R-Tile and view-composed layouts for the cheapest plan;
+    `reuse-forward` (MNN-like) keeps the forward's layouts and reads them
+    transposed in the backward; `explicit-transpose` (TFLite-like) gives
+    every reader its preferred layout through relayout kernels.
+
+    Tensors no image of the target can hold fold their batch dims into
+    image-array layers, or go to a buffer; a tensor no buffer can hold is an
+    error.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"fblayout\"",
+           "fblayout, reuse-forward or explicit-transpose">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target preset; default: the module's fbl.target">,
+  ];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLMaterializeRTilePass : Pass<"fbl-materialize-rtile", "::mlir::ModuleOp"> {
+  let summary = "Puts class IV ops on R-Tile operands with their kernel configs";
+  let description = [{
+    Class IV ops (the matmul family and column reductions reading forward
+    tensors along another dim than the forward did) read the operands they
+    share with the forward pass as R-Tiles, so both passes read whole tiles
+    and nobody relayouts between them. Operands without a layout (hand-written
+    IR) get a 4x4 R-Tile packed along their last dim; laid-out operands keep
+    the layout selection chose. Every class IV op gets `fbl.kernel`: the
+    register tile, the reduced loops, the loop walked 4 at a time, and per
+    operand whether the kernel reads whole tiles, whole texels or single
+    channels.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target preset; default: the module's fbl.target">,
+  ];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLFoldIndexTransformsPass
+    : Pass<"fbl-fold-index-transforms", "::mlir::ModuleOp"> {
+  let summary = "Turns tile-preserving reshapes and transposes into views";
+  let description = [{
+    `tensor.expand_shape`, `tensor.collapse_shape`, `linalg.transpose` and
+    generics that only permute their input, on encoded tensors, become
+    `fbl.reshape_view` / `fbl.transpose_view` when the result's layout is the
+    composed layout of the source's (every tile stays whole: no data moves).
+    Otherwise the source is relaid out into the layout whose view is the
+    result's (or through a row-major buffer), and the view follows: the data
+    movement is an explicit, counted `fbl.relayout`.
+  }];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLTrainingReportPass : Pass<"fbl-training-report", "::mlir::ModuleOp"> {
+  let summary = "Writes the JSON report of a compiled training step";
+  let description = [{
+    For every training function: the policy, ops per class, relayouts and the
+    bytes they move, views folded, tensors per layout kind, and the cost
+    model's estimate of the whole step (DESIGN §5).
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Where to write the report (- for stdout)">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
+           "The policy to name in the report">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target preset; default: the module's fbl.target">,
+  ];
+}
+
 #endif // FBL_DIALECT_FBL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,652 @@
+//===- LayoutSelection.cpp - Global layout selection ----------------------===//
+//
+// Overview of the fblayout policy (the baselines share steps 1, 2 and 5):
+//
+//  1. Problem: every tensor value of the function's top-level block is a
+//     variable, except integer tensors and scatter targets (buffers) and
+//     the empty/filled inits of linalg ops, which are tied to the result
+//     they initialize. Every use reads either the value's layout or, after
+//     a relayout, another one.
+//  2. Start: activations channel-packed along their last dim, arguments in
+//     the layout their first reader prefers.
+//  3. Anchors first: forward values the backward reads again, parameters,
+//     and operands of class IV ops are visited before the rest, so the
+//     tensors both passes share settle early.
+//  4. Local search: for each value, try every candidate (channel-packed and
+//     R-Tile layouts that fit the target, the composed layout of the view
+//     that produces it, the source layout that makes its consumers views),
+//     alone and propagated along chains of views in both directions; keep
+//     the cheapest by the cost model; repeat until no move improves.
+//  5. Reads: each use reads the value's layout, or its preferred layout
+//     when that plus the (shared) relayout costs less.
+//
+// The cost of a plan is the sum over ops of the cost model's reads and
+// writes, plus relayouts, plus index transforms that cannot be views.
+// Decisions are made by that number only: no tie-breaking heuristics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Analysis/LayoutSelection.h"
+#include "fbl/Analysis/OpClassification.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/DebugLog.h"
+
+#define DEBUG_TYPE "fbl-select-layouts"
+
+using namespace mlir;
+using namespace mlir::fbl;
+namespace fl = ::fbl::layout;
+
+std::optional<LayoutPolicy> mlir::fbl::parseLayoutPolicy(StringRef name) {
+  return llvm::StringSwitch<std::optional<LayoutPolicy>>(name)
+      .Case("fblayout", LayoutPolicy::FBLayout)
+      .Case("reuse-forward", LayoutPolicy::ReuseForward)
+      .Case("explicit-transpose", LayoutPolicy::ExplicitTranspose)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::fbl::stringifyLayoutPolicy(LayoutPolicy policy) {
+  switch (policy) {
+  case LayoutPolicy::FBLayout:
+    return "fblayout";
+  case LayoutPolicy::ReuseForward:
+    return "reuse-forward";
+  case LayoutPolicy::ExplicitTranspose:
+    return "explicit-transpose";
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Index transforms
+//===----------------------------------------------------------------------===//
+
+/// The permutation of a generic that only copies its input through a
+/// permuted map (result dim k reads source dim perm[k]).
+static std::optional<SmallVector<int64_t>> genericPermutation(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Block &body = *generic.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  AffineMap in = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (!in.isPermutation() || !out.isPermutation())
+    return std::nullopt;
+  // result[out(i)] = source[in(i)]: result dim k is source dim in(out^-1(k)).
+  AffineMap perm = in.compose(inversePermutation(out));
+  SmallVector<int64_t> p;
+  for (AffineExpr e : perm.getResults())
+    p.push_back(cast<AffineDimExpr>(e).getPosition());
+  return p;
+}
+
+static std::optional<SmallVector<int64_t>> permutationOf(Operation *op) {
+  if (auto t = dyn_cast<linalg::TransposeOp>(op))
+    return SmallVector<int64_t>(t.getPermutation());
+  return genericPermutation(op);
+}
+
+bool mlir::fbl::isIndexTransform(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
+         permutationOf(op).has_value();
+}
+
+static Value indexTransformSource(Operation *op) { return op->getOperand(0); }
+
+static SmallVector<ReassociationIndices> reassociationOf(Operation *op) {
+  if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
+    return e.getReassociationIndices();
+  return cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
+}
+
+Attribute mlir::fbl::composedLayout(Operation *op, Attribute source) {
+  auto src = dyn_cast_or_null<LayoutEncodingAttrInterface>(source);
+  if (!src)
+    return {};
+  auto srcType = cast<RankedTensorType>(indexTransformSource(op).getType());
+  auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<Attribute> composed = failure();
+  if (auto perm = permutationOf(op))
+    composed = src.getTransposedEncoding(*perm);
+  else
+    composed = src.getReshapedEncoding(srcType.getShape(), dstType.getShape(),
+                                       reassociationOf(op));
+  return succeeded(composed) ? *composed : Attribute();
+}
+
+Attribute mlir::fbl::inverseComposedLayout(Operation *op, Attribute result) {
+  auto dst = dyn_cast_or_null<LayoutEncodingAttrInterface>(result);
+  if (!dst)
+    return {};
+  auto srcType = cast<RankedTensorType>(indexTransformSource(op).getType());
+  auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<Attribute> inverse = failure();
+  if (auto perm = permutationOf(op))
+    inverse = dst.getTransposedEncoding(invertPermutationVector(*perm));
+  else
+    inverse = dst.getReshapedEncoding(dstType.getShape(), srcType.getShape(),
+                                      reassociationOf(op));
+  return succeeded(inverse) ? *inverse : Attribute();
+}
+
+//===----------------------------------------------------------------------===//
+// The selection problem
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+
+
+class Selection {
+public:
+  Selection(func::FuncOp func, LayoutPolicy policy, OpCostModel &costs)
+      : func(func), ctx(func.getContext()), policy(policy), costs(costs),
+        limits(costs.getTarget().getLimits()) {}
+
+  LogicalResult build();
+  void initialize();
+  void search();
+  LayoutPlan finish();
+
+private:
+  // Problem structure.
+  bool isTiedInit(OpOperand &use) const;
+  SmallVector<Attribute> candidates(Value v);
+  Attribute fit(RankedTensorType type, Attribute encoding) const;
+  Attribute channelPacked(RankedTensorType type, int64_t packed) const;
+  Attribute preferredRead(OpOperand &use);
+  Attribute layoutOfUse(OpOperand &use, llvm::DenseSet<std::pair<Value, Attribute>> &paid);
+  double transformCost(Operation *op, Attribute src, Attribute dst);
+  double evaluate(LayoutPlan *record = nullptr);
+  void setLayout(Value v, Attribute layout);
+  void propagate(Value v, llvm::DenseSet<Value> &seen);
+
+  func::FuncOp func;
+  MLIRContext *ctx;
+  LayoutPolicy policy;
+  OpCostModel &costs;
+  fl::DeviceLimits limits;
+  Block *block = nullptr;
+
+  SmallVector<Value> variables; ///< in visiting order (anchors first)
+  llvm::DenseSet<Value> anchors;
+  llvm::DenseMap<Value, Attribute> layout;
+  llvm::DenseMap<Value, OpResult> tiedResult; ///< init value -> result
+};
+
+} // namespace
+
+Attribute Selection::channelPacked(RankedTensorType type,
+                                   int64_t packed) const {
+  return fit(type, ChannelPackedLayoutAttr::get(ctx,
+                                                std::max<int64_t>(packed, 0),
+                                                mlir::fbl::BatchFold::Y));
+}
+
+/// Fits `encoding` to the target: batch dims into y if the image fits, else
+/// into layers; null if neither fits.
+Attribute Selection::fit(RankedTensorType type, Attribute encoding) const {
+  auto tryOne = [&](Attribute e) -> Attribute {
+    auto l = cast<LayoutEncodingAttrInterface>(e);
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    fl::Layout layout = l.getLayout(type.getRank());
+    if (!layout.verifyShape(shape).empty())
+      return {};
+    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    return layout.checkLimits(shape, limits, std::max(bytes, 1u)).empty()
+               ? e
+               : Attribute();
+  };
+  if (Attribute e = tryOne(encoding))
+    return e;
+  if (auto cp = dyn_cast<ChannelPackedLayoutAttr>(encoding))
+    return tryOne(ChannelPackedLayoutAttr::get(ctx, cp.getPacked(),
+                                               mlir::fbl::BatchFold::Layers));
+  if (auto rt = dyn_cast<RTileLayoutAttr>(encoding))
+    return tryOne(RTileLayoutAttr::get(ctx, rt.getTile(), rt.getPacked(),
+                                       rt.getIntra(), rt.getInter(),
+                                       mlir::fbl::BatchFold::Layers));
+  return {};
+}
+
+bool Selection::isTiedInit(OpOperand &use) const {
+  Value v = use.get();
+  auto it = tiedResult.find(v);
+  return it != tiedResult.end() && it->second.getOwner() == use.getOwner();
+}
+
+LogicalResult Selection::build() {
+  block = &func.getBody().front();
+  // Inits produced by tensor.empty (or a fill of one) for one op are tied to
+  // that op's result.
+  for (Operation &op : *block) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
+    if (!dps)
+      continue;
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Operation *def = init.get().getDefiningOp();
+      if (!def || !init.get().hasOneUse())
+        continue;
+      if (isa<tensor::EmptyOp>(def) ||
+          (isa<linalg::FillOp>(def) &&
+           isa_and_nonnull<tensor::EmptyOp>(
+               cast<linalg::FillOp>(def).getDpsInitOperand(0)->get().getDefiningOp()) &&
+           cast<linalg::FillOp>(def).getDpsInitOperand(0)->get().hasOneUse())) {
+        tiedResult[init.get()] = dps.getTiedOpResult(&init);
+        if (auto fill = dyn_cast<linalg::FillOp>(def))
+          tiedResult[fill.getDpsInitOperand(0)->get()] =
+              fill->getResult(0);
+      }
+    }
+  }
+  // Fixed layouts: integer tensors and scatter loops live in buffers.
+  auto buffer = BufferLayoutAttr::get(ctx);
+  auto consider = [&](Value v) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return success();
+    if (!type.hasStaticShape())
+      return func.emitError("fbl-select-layouts: tensor of type ")
+             << type << " has a dynamic shape";
+    bool scatter = isa_and_nonnull<scf::ForOp>(v.getDefiningOp()) ||
+                   llvm::any_of(v.getUsers(), [](Operation *user) {
+                     return isa<scf::ForOp>(user);
+                   });
+    if (!isa<FloatType>(type.getElementType()) || scatter) {
+      setLayout(v, buffer);
+      return success();
+    }
+    if (tiedResult.count(v))
+      return success();
+    variables.push_back(v);
+    return success();
+  };
+  for (BlockArgument arg : block->getArguments())
+    if (failed(consider(arg)))
+      return failure();
+  for (Operation &op : *block)
+    for (Value r : op.getResults())
+      if (failed(consider(r)))
+        return failure();
+
+  // Anchors: forward values the backward reads, parameters, class IV operands.
+  if (FailureOr<OpClassification> classes = OpClassification::analyze(func);
+      succeeded(classes))
+    for (Operation *op : classes->getOps()) {
+      const OpInfo *info = classes->lookup(op);
+      for (const ReuseEdge &edge : info->reuse)
+        anchors.insert(edge.value);
+      if (info->opClass == OpClass::IV)
+        for (Value v : op->getOperands())
+          anchors.insert(v);
+    }
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, "fbl.param"))
+      anchors.insert(block->getArgument(i));
+  std::stable_partition(variables.begin(), variables.end(),
+                        [&](Value v) { return anchors.contains(v); });
+  return success();
+}
+
+Attribute Selection::preferredRead(OpOperand &use) {
+  auto type = cast<RankedTensorType>(use.get().getType());
+  if (type.getRank() == 0)
+    return channelPacked(type, 0);
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!linalgOp || isIndexTransform(use.getOwner()))
+    return channelPacked(type, type.getRank() - 1);
+  // Packed along the dim the innermost reduction walks, else the dim the
+  // innermost loop walks.
+  AffineMap map = linalgOp.getMatchingIndexingMap(&use);
+  SmallVector<utils::IteratorType> iters = linalgOp.getIteratorTypesArray();
+  int64_t bestDim = type.getRank() - 1, bestLoop = -1;
+  bool bestReduced = false;
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    if (!d)
+      continue;
+    int64_t loop = d.getPosition();
+    bool reduced = iters[loop] == utils::IteratorType::reduction;
+    if ((reduced && !bestReduced) ||
+        (reduced == bestReduced && loop > bestLoop)) {
+      bestDim = dim;
+      bestLoop = loop;
+      bestReduced = reduced;
+    }
+  }
+  Attribute a = channelPacked(type, bestDim);
+  return a ? a : channelPacked(type, type.getRank() - 1);
+}
+
+SmallVector<Attribute> Selection::candidates(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  llvm::SetVector<Attribute> out;
+  auto add = [&](Attribute a) {
+    if (a)
+      if (Attribute f = fit(type, a))
+        out.insert(f);
+  };
+  int64_t rank = type.getRank();
+  add(ChannelPackedLayoutAttr::get(ctx, std::max<int64_t>(rank - 1, 0),
+                                   mlir::fbl::BatchFold::Y));
+  if (rank >= 2)
+    add(ChannelPackedLayoutAttr::get(ctx, rank - 2, mlir::fbl::BatchFold::Y));
+  if (policy == LayoutPolicy::FBLayout && rank >= 2) {
+    for (int64_t packed : {rank - 1, rank - 2})
+      for (IntraTileOrder intra : {IntraTileOrder::RowsOnX,
+                                   IntraTileOrder::RowsOnY,
+                                   IntraTileOrder::Linear})
+        add(RTileLayoutAttr::get(ctx, {4, 4}, packed, intra,
+                                 InterTileOrder::RowMajor, mlir::fbl::BatchFold::Y));
+    // Layouts that make neighbouring index transforms views.
+    if (Operation *def = v.getDefiningOp())
+      if (isIndexTransform(def))
+        add(composedLayout(def, layout.lookup(indexTransformSource(def))));
+    for (Operation *user : v.getUsers())
+      if (isIndexTransform(user) && user->getOperand(0) == v)
+        add(inverseComposedLayout(user, layout.lookup(user->getResult(0))));
+  }
+  if (out.empty()) {
+    // No image fits: a buffer, when the target's buffers can hold it.
+    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    if (fl::Layout::buffer(rank).checkLimits(shape, limits, bytes).empty())
+      out.insert(BufferLayoutAttr::get(ctx));
+  }
+  return out.takeVector();
+}
+
+void Selection::setLayout(Value v, Attribute a) {
+  layout[v] = a;
+  // Tied inits (and the empty tensors their fills initialize) follow the
+  // result they initialize.
+  for (auto &[init, result] : tiedResult)
+    if (result == v && layout.lookup(init) != a)
+      setLayout(init, a);
+}
+
+void Selection::initialize() {
+  for (Value v : variables) {
+    auto type = cast<RankedTensorType>(v.getType());
+    Attribute a;
+    // Arguments: the layout their first reader prefers (weights are laid out
+    // once, at load time, for the forward kernel).
+    if (isa<BlockArgument>(v))
+      for (OpOperand &use : v.getUses())
+        if (isa<linalg::LinalgOp>(use.getOwner()) &&
+            !isIndexTransform(use.getOwner())) {
+          a = preferredRead(use);
+          break;
+        }
+    if (!a)
+      a = channelPacked(type, type.getRank() - 1);
+    if (!a) {
+      SmallVector<Attribute> c = candidates(v);
+      a = c.empty() ? Attribute() : c.front();
+    }
+    setLayout(v, a);
+  }
+}
+
+double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
+  auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto srcL = cast<LayoutEncodingAttrInterface>(src);
+  auto dstL = cast<LayoutEncodingAttrInterface>(dst);
+  if (Attribute composed = composedLayout(op, src)) {
+    fl::Layout c = cast<LayoutEncodingAttrInterface>(composed)
+                       .getLayout(dstType.getRank());
+    std::vector<int64_t> shape(dstType.getShape().begin(),
+                               dstType.getShape().end());
+    if (c.sameAddressing(dstL.getLayout(dstType.getRank()), shape))
+      return 0.0; // a view
+  }
+  if (Attribute inverse = inverseComposedLayout(op, dst))
+    return costs.relayoutCost(srcType, srcL,
+                              cast<LayoutEncodingAttrInterface>(inverse))
+        .cost;
+  // Through a buffer: row-major reshapes are views of buffers.
+  auto buffer = cast<LayoutEncodingAttrInterface>(BufferLayoutAttr::get(ctx));
+  return costs.relayoutCost(srcType, srcL, buffer).cost +
+         costs.relayoutCost(dstType, buffer, dstL).cost;
+}
+
+Attribute
+Selection::layoutOfUse(OpOperand &use,
+                       llvm::DenseSet<std::pair<Value, Attribute>> &paid) {
+  Value v = use.get();
+  Attribute stored = layout.lookup(v);
+  Operation *owner = use.getOwner();
+  // Initial values of accumulating ops are read in the result's layout.
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(owner))
+    if (dps.isDpsInit(&use))
+      return layout.lookup(dps.getTiedOpResult(&use));
+  if (policy == LayoutPolicy::ReuseForward || isIndexTransform(owner) ||
+      !isa<linalg::LinalgOp>(owner) || isa<BufferLayoutAttr>(stored))
+    return stored;
+  Attribute preferred = preferredRead(use);
+  if (!preferred || preferred == stored)
+    return stored;
+  if (policy == LayoutPolicy::ExplicitTranspose)
+    return preferred;
+  // fblayout: a relayout only when it pays for itself.
+  auto type = cast<RankedTensorType>(v.getType());
+  double direct =
+      costs.readCost(use, cast<LayoutEncodingAttrInterface>(stored)).cost;
+  double via =
+      costs.readCost(use, cast<LayoutEncodingAttrInterface>(preferred)).cost;
+  if (!paid.contains({v, preferred}))
+    via += costs
+               .relayoutCost(type, cast<LayoutEncodingAttrInterface>(stored),
+                             cast<LayoutEncodingAttrInterface>(preferred))
+               .cost;
+  return via < direct ? preferred : stored;
+}
+
+double Selection::evaluate(LayoutPlan *record) {
+  double total = 0.0;
+  llvm::DenseSet<std::pair<Value, Attribute>> paid;
+  for (Operation &op : *block) {
+    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp>(op))
+      continue;
+    if (isIndexTransform(&op)) {
+      OpOperand &src = op.getOpOperand(0);
+      Attribute read = layoutOfUse(src, paid);
+      if (read != layout.lookup(src.get()) && paid.insert({src.get(), read}).second)
+        total += costs.relayoutCost(cast<RankedTensorType>(src.get().getType()),
+                                    cast<LayoutEncodingAttrInterface>(layout.lookup(src.get())),
+                                    cast<LayoutEncodingAttrInterface>(read))
+                     .cost;
+      if (record)
+        record->readLayout[&src] = read;
+      total += transformCost(&op, read, layout.lookup(op.getResult(0)));
+      continue;
+    }
+    for (OpOperand &use : op.getOpOperands()) {
+      if (!isa<RankedTensorType>(use.get().getType()))
+        continue;
+      Attribute stored = layout.lookup(use.get());
+      if (!stored)
+        continue;
+      Attribute read = isTiedInit(use) ? stored : layoutOfUse(use, paid);
+      if (record)
+        record->readLayout[&use] = read;
+      if (read != stored && paid.insert({use.get(), read}).second)
+        total += costs
+                     .relayoutCost(cast<RankedTensorType>(use.get().getType()),
+                                   cast<LayoutEncodingAttrInterface>(stored),
+                                   cast<LayoutEncodingAttrInterface>(read))
+                     .cost;
+      // Inits the body never reads cost nothing to read.
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
+        if (linalgOp.isDpsInit(&use) &&
+            !linalgOp.payloadUsesValueFromOperand(&use))
+          continue;
+      total += costs.readCost(use, cast<LayoutEncodingAttrInterface>(read)).cost;
+    }
+    if (op.getNumRegions()) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op.getRegions(), captured);
+      for (Value v : captured)
+        if (Attribute stored = layout.lookup(v))
+          total += costs
+                       .capturedReadCost(&op, v,
+                                         cast<LayoutEncodingAttrInterface>(stored))
+                       .cost;
+    }
+    for (OpResult r : op.getResults())
+      if (Attribute stored = layout.lookup(r))
+        total += costs.writeCost(r, cast<LayoutEncodingAttrInterface>(stored)).cost;
+  }
+  return total;
+}
+
+void Selection::propagate(Value v, llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return;
+  // Forward: results of index transforms reading v become views of it.
+  for (Operation *user : v.getUsers())
+    if (isIndexTransform(user) && user->getOperand(0) == v) {
+      Value r = user->getResult(0);
+      if (llvm::is_contained(variables, r))
+        if (Attribute c = composedLayout(user, layout.lookup(v)))
+          if (Attribute f = fit(cast<RankedTensorType>(r.getType()), c)) {
+            setLayout(r, f);
+            propagate(r, seen);
+          }
+    }
+  // Backward: the source of the index transform producing v.
+  if (Operation *def = v.getDefiningOp())
+    if (isIndexTransform(def)) {
+      Value s = def->getOperand(0);
+      if (llvm::is_contained(variables, s))
+        if (Attribute inv = inverseComposedLayout(def, layout.lookup(v)))
+          if (Attribute f = fit(cast<RankedTensorType>(s.getType()), inv)) {
+            setLayout(s, f);
+            propagate(s, seen);
+          }
+    }
+}
+
+void Selection::search() {
+  if (policy != LayoutPolicy::FBLayout)
+    return;
+  double current = evaluate();
+  for (int round = 0; round < 8; ++round) {
+    bool improved = false;
+    for (Value v : variables) {
+      Attribute original = layout.lookup(v);
+      llvm::DenseMap<Value, Attribute> best = layout;
+      double bestCost = current;
+      for (Attribute c : candidates(v)) {
+        for (bool chain : {false, true}) {
+          llvm::DenseMap<Value, Attribute> saved = layout;
+          setLayout(v, c);
+          if (chain) {
+            llvm::DenseSet<Value> seen;
+            propagate(v, seen);
+          }
+          double cost = evaluate();
+          if (cost < bestCost * (1.0 - 1e-9)) {
+            bestCost = cost;
+            best = layout;
+          }
+          layout = std::move(saved);
+        }
+      }
+      layout = std::move(best);
+      if (layout.lookup(v) != original || bestCost < current * (1.0 - 1e-9)) {
+        LDBG() << "round " << round << ": " << v << " -> " << layout.lookup(v)
+               << " (" << current << " -> " << bestCost << ")";
+        improved |= bestCost < current * (1.0 - 1e-9);
+        current = bestCost;
+      }
+    }
+    if (!improved)
+      break;
+  }
+}
+
+LayoutPlan Selection::finish() {
+  LayoutPlan plan;
+  plan.cost = evaluate(&plan);
+  for (auto &[v, a] : layout)
+    plan.valueLayout[v] = a;
+  return plan;
+}
+
+FailureOr<LayoutPlan> mlir::fbl::selectLayouts(func::FuncOp func,
+                                               LayoutPolicy policy,
+                                               OpCostModel &costs) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("fbl-select-layouts: expected a single-block "
+                          "function");
+  Selection selection(func, policy, costs);
+  if (failed(selection.build()))
+    return failure();
+  selection.initialize();
+  selection.search();
+  LayoutPlan plan = selection.finish();
+  for (auto &[v, a] : plan.valueLayout)
+    if (!a)
+      return func.emitError("fbl-select-layouts: a tensor of type ")
+             << v.getType() << " fits no image or buffer of target '"
+             << costs.getTarget().getName() << "'";
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Cost of the IR as it is
+//===----------------------------------------------------------------------===//
+
+double mlir::fbl::estimateCost(func::FuncOp func, OpCostModel &costs) {
+  double total = 0.0;
+  func.walk([&](Operation *op) {
+    if (op->getParentOp() != func)
+      return;
+    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp,
+            TransposeViewOp, ReshapeViewOp>(op))
+      return;
+    if (auto relayout = dyn_cast<RelayoutOp>(op)) {
+      auto from = getLayoutEncoding(relayout.getSource().getType());
+      auto to = getLayoutEncoding(relayout.getType());
+      if (from && to)
+        total += costs.relayoutCost(relayout.getType(), from, to).cost;
+      return;
+    }
+    for (OpOperand &use : op->getOpOperands()) {
+      auto enc = getLayoutEncoding(use.get().getType());
+      if (!enc)
+        continue;
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        if (linalgOp.isDpsInit(&use) &&
+            !linalgOp.payloadUsesValueFromOperand(&use))
+          continue;
+      total += costs.readCost(use, enc).cost;
+    }
+    if (op->getNumRegions()) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op->getRegions(), captured);
+      for (Value v : captured)
+        if (auto enc = getLayoutEncoding(v.getType()))
+          total += costs.capturedReadCost(op, v, enc).cost;
+    }
+    for (OpResult r : op->getResults())
+      if (auto enc = getLayoutEncoding(r.getType()))
+        total += costs.writeCost(r, enc).cost;
+  });
+  return total;
+}

@@ -1,0 +1,134 @@
+//===- MaterializeRTile.cpp - The fbl-materialize-rtile pass --------------===//
+//
+// Class IV ops read the forward tensors they share with the forward pass as
+// R-Tiles and record the kernel configuration that reads them: which loops
+// are reduced, the 4x4 register tile, the reduction loop walked 4 at a time,
+// and what each operand read delivers (whole tiles, whole texels, or single
+// channels when the kernel walks the packed dim one element at a time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/CostModel/OpCost.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::fbl {
+#define GEN_PASS_DEF_FBLMATERIALIZERTILEPASS
+#include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+} // namespace mlir::fbl
+
+using namespace mlir;
+using namespace mlir::fbl;
+namespace fl = ::fbl::layout;
+
+/// A 4x4 R-Tile packed along the last dim that fits `target`, or null.
+static Attribute rtileFor(RankedTensorType type, TargetAttr target) {
+  MLIRContext *ctx = type.getContext();
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  for (BatchFold fold : {BatchFold::Y, BatchFold::Layers}) {
+    auto attr = RTileLayoutAttr::get(ctx, {4, 4}, type.getRank() - 1,
+                                     IntraTileOrder::RowsOnX,
+                                     InterTileOrder::RowMajor, fold);
+    fl::Layout l = attr.getLayout(type.getRank());
+    if (l.verifyShape(shape).empty() &&
+        l.checkLimits(shape, target.getLimits()).empty())
+      return attr;
+  }
+  return {};
+}
+
+/// Gives `value` the encoding `encoding`, keeping its function's signature
+/// in step.
+static void setEncoding(Value value, Attribute encoding) {
+  value.setType(withEncoding(cast<RankedTensorType>(value.getType()), encoding));
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      func.setFunctionType(FunctionType::get(
+          func.getContext(), arg.getOwner()->getArgumentTypes(),
+          func.getFunctionType().getResults()));
+}
+
+namespace {
+struct MaterializeRTilePass
+    : public mlir::fbl::impl::FBLMaterializeRTilePassBase<MaterializeRTilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TargetAttr targetAttr = resolveTarget(module, target);
+    if (!targetAttr)
+      return signalPassFailure();
+    OpCostModel costs(targetAttr);
+    Builder b(&getContext());
+    WalkResult walk = module.walk([&](linalg::LinalgOp op) -> WalkResult {
+      auto cls = op->getAttrOfType<IntegerAttr>(FBLDialect::getClassAttrName());
+      if (!cls || cls.getInt() != 4)
+        return WalkResult::advance();
+      // Operands shared with the forward pass are R-Tiles.
+      if (auto reuse = op->getAttrOfType<ArrayAttr>(
+              FBLDialect::getReuseAttrName()))
+        for (Attribute edge : reuse) {
+          int64_t n = cast<DictionaryAttr>(edge)
+                          .getAs<IntegerAttr>("operand")
+                          .getInt();
+          Value v = op->getOperand(n);
+          auto type = cast<RankedTensorType>(v.getType());
+          if (getLayoutEncoding(type))
+            continue; // laid out by selection
+          if (type.getRank() < 2)
+            return op->emitOpError("fbl-materialize-rtile: class IV operand #")
+                   << n << " of type " << type
+                   << " has fewer than 2 dims and cannot be R-Tiled";
+          Attribute rtile = rtileFor(type, targetAttr);
+          if (!rtile)
+            return op->emitOpError("fbl-materialize-rtile: class IV operand #")
+                   << n << " of type " << type
+                   << " fits no R-Tile image of target '"
+                   << targetAttr.getName() << "'";
+          setEncoding(v, rtile);
+        }
+      // The kernel configuration.
+      SmallVector<int64_t> reduced;
+      int64_t unrolled = -1;
+      for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (it == utils::IteratorType::reduction) {
+          reduced.push_back(i);
+          unrolled = i;
+        }
+      SmallVector<Attribute> reads;
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto enc = getLayoutEncoding(operand.get().getType());
+        StringRef kind = "unassigned";
+        if (!isa<RankedTensorType>(operand.get().getType())) {
+          kind = "scalar";
+        } else if (op.isDpsInit(&operand) &&
+                   !op.payloadUsesValueFromOperand(&operand)) {
+          kind = "written";
+        } else if (enc) {
+          ::fbl::cost::AccessCost c = costs.readCost(operand, enc);
+          bool whole = c.fetches == 0 || c.elements >= 4 * c.fetches * 0.99 ||
+                       isa<BufferLayoutAttr>(enc);
+          kind = !whole ? "channels"
+                 : isa<RTileLayoutAttr>(enc) ? "tiles"
+                                             : "texels";
+        }
+        reads.push_back(b.getStringAttr(kind));
+      }
+      op->setAttr("fbl.kernel",
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("register_tile",
+                                      b.getDenseI64ArrayAttr({4, 4})),
+                       b.getNamedAttr("reduced_loops",
+                                      b.getDenseI64ArrayAttr(reduced)),
+                       b.getNamedAttr("unrolled_loop",
+                                      b.getI64IntegerAttr(unrolled)),
+                       b.getNamedAttr("reads", b.getArrayAttr(reads))}));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

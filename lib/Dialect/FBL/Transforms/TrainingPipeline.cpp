@@ -1,0 +1,50 @@
+//===- TrainingPipeline.cpp - fbl-training-pipeline -----------------------===//
+//
+// The whole compile of a training step, for fbl-opt:
+//   fbl-autodiff (forward models only) -> fbl-classify-ops ->
+//   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
+//   -> canonicalize, cse -> fbl-training-report (when report= is given).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
+                                      const TrainingPipelineOptions &options) {
+  FBLAutodiffPassOptions autodiff;
+  autodiff.optimizer = options.optimizer;
+  autodiff.learningRate = options.learningRate;
+  pm.addPass(createFBLAutodiffPass(autodiff));
+  pm.addPass(createFBLClassifyOpsPass());
+  FBLSelectLayoutsPassOptions select;
+  select.policy = options.policy;
+  select.target = options.target;
+  pm.addPass(createFBLSelectLayoutsPass(select));
+  FBLMaterializeRTilePassOptions materialize;
+  materialize.target = options.target;
+  pm.addPass(createFBLMaterializeRTilePass(materialize));
+  pm.addPass(createFBLFoldIndexTransformsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (!options.report.empty()) {
+    FBLTrainingReportPassOptions report;
+    report.file = options.report;
+    report.policy = options.policy;
+    report.target = options.target;
+    pm.addPass(createFBLTrainingReportPass(report));
+  }
+}
+
+void mlir::fbl::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "fbl-training-pipeline",
+      "Compile a training step: autodiff, classification, layout selection, "
+      "R-Tile materialization, index-transform folding, report",
+      buildTrainingPipeline);
+}
