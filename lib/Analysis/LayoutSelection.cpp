@@ -384,13 +384,16 @@ void Selection::initialize() {
     Attribute a;
     // Arguments: the layout their first reader prefers (weights are laid out
     // once, at load time, for the forward kernel).
-    if (isa<BlockArgument>(v))
+    if (isa<BlockArgument>(v)) {
+      OpOperand *first = nullptr;
       for (OpOperand &use : v.getUses())
         if (isa<linalg::LinalgOp>(use.getOwner()) &&
-            !isIndexTransform(use.getOwner())) {
-          a = preferredRead(use);
-          break;
-        }
+            !isIndexTransform(use.getOwner()) &&
+            (!first || use.getOwner()->isBeforeInBlock(first->getOwner())))
+          first = &use;
+      if (first)
+        a = preferredRead(*first);
+    }
     if (!a)
       a = channelPacked(type, type.getRank() - 1);
     if (!a) {

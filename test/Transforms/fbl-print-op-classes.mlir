@@ -34,7 +34,7 @@
 // CHECK-COUNT-3: linalg.generic backward III
 // dWq, dWk, dWv = Xᵀ·d(Q, K, V).
 // CHECK-COUNT-3: linalg.generic backward IV op0=%arg0 [reduce {0} inner 1 | fwd reduce {1} inner 1] conflict
-// CHECK: forward 28, backward 28 (I 8, II 3, III 8, IV 9), optimizer 0
+// CHECK: forward 28, backward 27 (I 7, II 3, III 8, IV 9), optimizer 0
 
 // -----
 

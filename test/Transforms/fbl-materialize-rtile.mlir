@@ -1,0 +1,30 @@
+// RUN: fbl-opt %s -split-input-file -fbl-classify-ops -fbl-materialize-rtile=target=adreno-a740 -mlir-print-local-scope | FileCheck %s
+
+// Hand-written IR without layouts: the class IV dW = Xᵀ·dY reads X, which
+// the forward reads too, so X becomes an R-Tile (the forward matmul reads it
+// as such as well), and dW gets its kernel configuration.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: %arg1: tensor<16x64xf32, #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>>
+// CHECK: linalg.matmul indexing_maps = {{.*}} {fbl.class = 4 : i64,
+// CHECK-SAME: fbl.kernel = {reads = ["tiles", "unassigned", "unassigned"], reduced_loops = array<i64: 2>, register_tile = array<i64: 4, 4>, unrolled_loop = 2 : i64}
+func.func @step(%w: tensor<64x32xf32> {fbl.param}, %x: tensor<16x64xf32>) -> (tensor<f32>, tensor<64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<16x64xf32>, tensor<64x32xf32>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %le = tensor.empty() : tensor<f32>
+  %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<16x32xf32>) outs(%lz : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %dy = linalg.fill ins(%one : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %we = tensor.empty() : tensor<64x32xf32>
+  %wz = linalg.fill ins(%zero : f32) outs(%we : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(k, n, m) -> (m, k)>, affine_map<(k, n, m) -> (m, n)>, affine_map<(k, n, m) -> (k, n)>]
+      ins(%x, %dy : tensor<16x64xf32>, tensor<16x32xf32>) outs(%wz : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %l, %dw : tensor<f32>, tensor<64x32xf32>
+}

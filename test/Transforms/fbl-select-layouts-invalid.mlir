@@ -1,0 +1,30 @@
+// RUN: fbl-opt %s -split-input-file -fbl-classify-ops -fbl-select-layouts -verify-diagnostics
+// RUN: not fbl-opt %s -split-input-file -fbl-select-layouts="policy=mnn target=pocl-cpu" 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not fbl-opt %s -split-input-file -fbl-select-layouts="target=snapdragon" 2>&1 | FileCheck %s --check-prefix=TARGET
+
+// POLICY: fbl-select-layouts: unknown policy 'mnn'; expected fblayout, reuse-forward or explicit-transpose
+// TARGET: unknown target 'snapdragon'; presets: adreno-a740, mali-g710, pocl-cpu, nvidia-h200
+
+// expected-error @+1 {{no target: set fbl.target on the module or pass target=NAME (adreno-a740, mali-g710, pocl-cpu, nvidia-h200)}}
+module {
+}
+
+// -----
+
+// A tensor no image and no buffer of the target can hold.
+module attributes {fbl.target = #fbl.target<"tiny", max_image_width = 8, max_image_height = 8, max_image_layers = 1, max_buffer_bytes = 256, cache_line_texels = [4, 1], cache_bytes = 1024, cache_ways = 4, fp16 = false, max_workgroup_size = 64, preferred_workgroup = [8, 8]>} {
+  // expected-error @+1 {{fbl-select-layouts: a tensor of type 'tensor<64x64xf32>' fits no image or buffer of target 'tiny'}}
+  func.func @too_big(%w: tensor<64x64xf32> {fbl.param}) -> (tensor<f32>, tensor<64x64xf32>) {
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%w : tensor<64x64xf32>) outs(%e : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %ge = tensor.empty() : tensor<64x64xf32>
+    %g = linalg.fill ins(%one : f32) outs(%ge : tensor<64x64xf32>) -> tensor<64x64xf32>
+    return %l, %g : tensor<f32>, tensor<64x64xf32>
+  }
+}
