@@ -3,8 +3,11 @@
 #  1. compile the bundled attention block's training step: fbl-autodiff builds
 #     the gradient and an AdamW step, fbl-classify-ops marks phases and
 #     classes, and the class table of the step is printed;
-#  2. verify the hand-laid-out attention example against its target and print
+#  2. compile it with fbl-training-pipeline under the three layout policies
+#     and compare their reports (relayouts, bytes, views, estimated cost);
+#  3. verify the hand-laid-out attention example against its target and print
 #     where every tensor lives (image kind, extents, bytes).
+# FBL_TARGET picks the target preset (default adreno-a740).
 # Usage: scripts/run.sh [MODEL.mlir [LAYOUTS.mlir]]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +15,7 @@ cd "$root"
 build=${FBL_BUILD_DIR:-build}
 model=${1:-examples/attention.mlir}
 layouts=${2:-examples/attention_layouts.mlir}
+target=${FBL_TARGET:-adreno-a740}
 
 bash scripts/setup.sh
 bash scripts/build.sh >/dev/null
@@ -22,6 +26,14 @@ echo "== training step of $model (fbl-autodiff optimizer=adamw, fbl-classify-ops
 echo "step IR: $build/model.step.mlir"
 "$build/bin/fbl-opt" "$build/model.step.mlir" --fbl-print-op-classes -o /dev/null |
   awk '/fbl-print-op-classes: @.*_step/{p=1} p && /^  [0-9]/ && $4 != "forward" && $5 != "-" && $5 != "I" {print} p && /forward [0-9]+, backward/{print; p=0}'
+
+echo "== fbl-training-pipeline on $model under each layout policy (target $target)"
+for policy in fblayout reuse-forward explicit-transpose; do
+  "$build/bin/fbl-opt" "$model" --fbl-training-pipeline="policy=$policy target=$target optimizer=adamw report=$build/report.$policy.json" \
+    -o "$build/model.$policy.mlir"
+done
+python3 test/lib/compare_policies.py "$build/report.fblayout.json" \
+  "$build/report.reuse-forward.json" "$build/report.explicit-transpose.json" || true
 
 echo "== fbl-opt -canonicalize $layouts"
 "$build/bin/fbl-opt" "$layouts" -canonicalize -o "$build/example.canonical.mlir"
