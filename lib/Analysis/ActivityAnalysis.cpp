@@ -58,6 +58,5 @@ bool ActivityAnalysis::isActive(Value v) const {
 }
 
 bool ActivityAnalysis::isActive(Operation *op) const {
-  return llvm::any_of(op->getResults(),
-                      [&](Value v) { return isActive(v); });
+  return llvm::any_of(op->getResults(), [&](Value v) { return isActive(v); });
 }

@@ -32,9 +32,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/DebugLog.h"
@@ -148,8 +148,6 @@ Attribute mlir::fbl::inverseComposedLayout(Operation *op, Attribute result) {
 
 namespace {
 
-
-
 class Selection {
 public:
   Selection(func::FuncOp func, LayoutPolicy policy, OpCostModel &costs)
@@ -168,7 +166,8 @@ private:
   Attribute fit(RankedTensorType type, Attribute encoding) const;
   Attribute channelPacked(RankedTensorType type, int64_t packed) const;
   Attribute preferredRead(OpOperand &use);
-  Attribute layoutOfUse(OpOperand &use, llvm::DenseSet<std::pair<Value, Attribute>> &paid);
+  Attribute layoutOfUse(OpOperand &use,
+                        llvm::DenseSet<std::pair<Value, Attribute>> &paid);
   double transformCost(Operation *op, Attribute src, Attribute dst);
   double evaluate(LayoutPlan *record = nullptr);
   void setLayout(Value v, Attribute layout);
@@ -191,9 +190,9 @@ private:
 
 Attribute Selection::channelPacked(RankedTensorType type,
                                    int64_t packed) const {
-  return fit(type, ChannelPackedLayoutAttr::get(ctx,
-                                                std::max<int64_t>(packed, 0),
-                                                mlir::fbl::BatchFold::Y));
+  return fit(type,
+             ChannelPackedLayoutAttr::get(ctx, std::max<int64_t>(packed, 0),
+                                          mlir::fbl::BatchFold::Y));
 }
 
 /// Fits `encoding` to the target: batch dims into y if the image fits, else
@@ -242,13 +241,14 @@ LogicalResult Selection::build() {
         continue;
       if (isa<tensor::EmptyOp>(def) ||
           (isa<linalg::FillOp>(def) &&
-           isa_and_nonnull<tensor::EmptyOp>(
-               cast<linalg::FillOp>(def).getDpsInitOperand(0)->get().getDefiningOp()) &&
+           isa_and_nonnull<tensor::EmptyOp>(cast<linalg::FillOp>(def)
+                                                .getDpsInitOperand(0)
+                                                ->get()
+                                                .getDefiningOp()) &&
            cast<linalg::FillOp>(def).getDpsInitOperand(0)->get().hasOneUse())) {
         tiedResult[init.get()] = dps.getTiedOpResult(&init);
         if (auto fill = dyn_cast<linalg::FillOp>(def))
-          tiedResult[fill.getDpsInitOperand(0)->get()] =
-              fill->getResult(0);
+          tiedResult[fill.getDpsInitOperand(0)->get()] = fill->getResult(0);
       }
     }
   }
@@ -346,11 +346,12 @@ SmallVector<Attribute> Selection::candidates(Value v) {
     add(ChannelPackedLayoutAttr::get(ctx, rank - 2, mlir::fbl::BatchFold::Y));
   if (policy == LayoutPolicy::FBLayout && rank >= 2) {
     for (int64_t packed : {rank - 1, rank - 2})
-      for (IntraTileOrder intra : {IntraTileOrder::RowsOnX,
-                                   IntraTileOrder::RowsOnY,
-                                   IntraTileOrder::Linear})
+      for (IntraTileOrder intra :
+           {IntraTileOrder::RowsOnX, IntraTileOrder::RowsOnY,
+            IntraTileOrder::Linear})
         add(RTileLayoutAttr::get(ctx, {4, 4}, packed, intra,
-                                 InterTileOrder::RowMajor, mlir::fbl::BatchFold::Y));
+                                 InterTileOrder::RowMajor,
+                                 mlir::fbl::BatchFold::Y));
     // Layouts that make neighbouring index transforms views.
     if (Operation *def = v.getDefiningOp())
       if (isIndexTransform(def))
@@ -410,16 +411,16 @@ double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
   auto srcL = cast<LayoutEncodingAttrInterface>(src);
   auto dstL = cast<LayoutEncodingAttrInterface>(dst);
   if (Attribute composed = composedLayout(op, src)) {
-    fl::Layout c = cast<LayoutEncodingAttrInterface>(composed)
-                       .getLayout(dstType.getRank());
+    fl::Layout c = cast<LayoutEncodingAttrInterface>(composed).getLayout(
+        dstType.getRank());
     std::vector<int64_t> shape(dstType.getShape().begin(),
                                dstType.getShape().end());
     if (c.sameAddressing(dstL.getLayout(dstType.getRank()), shape))
       return 0.0; // a view
   }
   if (Attribute inverse = inverseComposedLayout(op, dst))
-    return costs.relayoutCost(srcType, srcL,
-                              cast<LayoutEncodingAttrInterface>(inverse))
+    return costs
+        .relayoutCost(srcType, srcL, cast<LayoutEncodingAttrInterface>(inverse))
         .cost;
   // Through a buffer: row-major reshapes are views of buffers.
   auto buffer = cast<LayoutEncodingAttrInterface>(BufferLayoutAttr::get(ctx));
@@ -468,10 +469,13 @@ double Selection::evaluate(LayoutPlan *record) {
     if (isIndexTransform(&op)) {
       OpOperand &src = op.getOpOperand(0);
       Attribute read = layoutOfUse(src, paid);
-      if (read != layout.lookup(src.get()) && paid.insert({src.get(), read}).second)
-        total += costs.relayoutCost(cast<RankedTensorType>(src.get().getType()),
-                                    cast<LayoutEncodingAttrInterface>(layout.lookup(src.get())),
-                                    cast<LayoutEncodingAttrInterface>(read))
+      if (read != layout.lookup(src.get()) &&
+          paid.insert({src.get(), read}).second)
+        total += costs
+                     .relayoutCost(cast<RankedTensorType>(src.get().getType()),
+                                   cast<LayoutEncodingAttrInterface>(
+                                       layout.lookup(src.get())),
+                                   cast<LayoutEncodingAttrInterface>(read))
                      .cost;
       if (record)
         record->readLayout[&src] = read;
@@ -498,7 +502,8 @@ double Selection::evaluate(LayoutPlan *record) {
         if (linalgOp.isDpsInit(&use) &&
             !linalgOp.payloadUsesValueFromOperand(&use))
           continue;
-      total += costs.readCost(use, cast<LayoutEncodingAttrInterface>(read)).cost;
+      total +=
+          costs.readCost(use, cast<LayoutEncodingAttrInterface>(read)).cost;
     }
     if (op.getNumRegions()) {
       llvm::SetVector<Value> captured;
@@ -506,13 +511,14 @@ double Selection::evaluate(LayoutPlan *record) {
       for (Value v : captured)
         if (Attribute stored = layout.lookup(v))
           total += costs
-                       .capturedReadCost(&op, v,
-                                         cast<LayoutEncodingAttrInterface>(stored))
+                       .capturedReadCost(
+                           &op, v, cast<LayoutEncodingAttrInterface>(stored))
                        .cost;
     }
     for (OpResult r : op.getResults())
       if (Attribute stored = layout.lookup(r))
-        total += costs.writeCost(r, cast<LayoutEncodingAttrInterface>(stored)).cost;
+        total +=
+            costs.writeCost(r, cast<LayoutEncodingAttrInterface>(stored)).cost;
   }
   return total;
 }
@@ -620,8 +626,8 @@ double mlir::fbl::estimateCost(func::FuncOp func, OpCostModel &costs) {
   func.walk([&](Operation *op) {
     if (op->getParentOp() != func)
       return;
-    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp,
-            TransposeViewOp, ReshapeViewOp>(op))
+    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp, TransposeViewOp,
+            ReshapeViewOp>(op))
       return;
     if (auto relayout = dyn_cast<RelayoutOp>(op)) {
       auto from = getLayoutEncoding(relayout.getSource().getType());

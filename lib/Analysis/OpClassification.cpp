@@ -64,14 +64,15 @@ static bool makesNoData(Operation *op) {
 /// all-parallel structured op that reads a tensor through another
 /// permutation than it writes (a transpose written as a generic).
 static bool isIndexTransform(Operation *op) {
-  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-          linalg::TransposeOp>(op))
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::TransposeOp>(
+          op))
     return true;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || linalgOp.getNumReductionLoops() != 0 ||
       linalgOp.getNumDpsInits() != 1)
     return false;
-  AffineMap out = linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+  AffineMap out =
+      linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
   for (OpOperand *in : linalgOp.getDpsInputOperands()) {
     AffineMap map = linalgOp.getMatchingIndexingMap(in);
     if (map.isPermutation() && out.isPermutation() && map != out)
@@ -213,9 +214,8 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
   for (Operation *op : result.ops) {
     if (forward.contains(op))
       continue;
-    bool readsState = llvm::any_of(inputsOf(op), [&](Value v) {
-      return optimizerValues.contains(v);
-    });
+    bool readsState = llvm::any_of(
+        inputsOf(op), [&](Value v) { return optimizerValues.contains(v); });
     // An update writes the new parameter, which the function returns.
     bool updatesParam = false;
     bool returnedOnly =
@@ -246,7 +246,8 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
         llvm::all_of(op->getUsers(), [&](Operation *user) {
           return optimizer.contains(user) ||
                  (user->getParentOp() != func &&
-                  optimizer.contains(func.getBody().front().findAncestorOpInBlock(*user)));
+                  optimizer.contains(
+                      func.getBody().front().findAncestorOpInBlock(*user)));
         }))
       optimizer.insert(op);
 
@@ -285,7 +286,8 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
             match = &f;
         if (!match)
           for (const AccessPattern &f : fwd)
-            if (!match || (match->reducedDims.empty() && !f.reducedDims.empty()))
+            if (!match ||
+                (match->reducedDims.empty() && !f.reducedDims.empty()))
               match = &f;
         if (match)
           edge.forwardAccess = *match;

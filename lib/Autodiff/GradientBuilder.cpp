@@ -28,10 +28,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/CSE.h"
@@ -99,10 +99,10 @@ enum class Combiner { Sum, Max, Min };
 
 /// Per-output facts about a linalg op's body.
 struct OutputInfo {
-  Value adjoint;          ///< adjoint of the result, or null
-  Combiner combiner;      ///< reductions only
-  Value reducedValue;     ///< reductions: the value combined in (body value)
-  Value yielded;          ///< the value the body yields
+  Value adjoint;      ///< adjoint of the result, or null
+  Combiner combiner;  ///< reductions only
+  Value reducedValue; ///< reductions: the value combined in (body value)
+  Value yielded;      ///< the value the body yields
 };
 
 class GradientBuilder {
@@ -154,9 +154,8 @@ Value GradientBuilder::zeros(Location loc, Type type) {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
   Value zero = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(tensor.getElementType(), 0.0));
-  Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
-                                        tensor.getElementType(),
-                                        tensor.getEncoding());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, tensor.getShape(), tensor.getElementType(), tensor.getEncoding());
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
@@ -228,16 +227,16 @@ LogicalResult GradientBuilder::visitTensorOp(Operation *op) {
   auto active = [&](Value v) { return activity.isActive(v); };
   llvm::TypeSwitch<Operation *>(op)
       .Case<tensor::ExpandShapeOp>([&](auto expand) {
-        accumulate(loc, expand.getSrc(),
-                   tensor::CollapseShapeOp::create(
-                       b, loc, expand.getSrcType(), adj,
-                       expand.getReassociationIndices()));
+        accumulate(
+            loc, expand.getSrc(),
+            tensor::CollapseShapeOp::create(b, loc, expand.getSrcType(), adj,
+                                            expand.getReassociationIndices()));
       })
       .Case<tensor::CollapseShapeOp>([&](auto collapse) {
-        accumulate(loc, collapse.getSrc(),
-                   tensor::ExpandShapeOp::create(
-                       b, loc, collapse.getSrcType(), adj,
-                       collapse.getReassociationIndices()));
+        accumulate(
+            loc, collapse.getSrc(),
+            tensor::ExpandShapeOp::create(b, loc, collapse.getSrcType(), adj,
+                                          collapse.getReassociationIndices()));
       })
       .Case<tensor::ExtractSliceOp>([&](auto slice) {
         Value z = zeros(loc, slice.getSourceType());
@@ -264,26 +263,26 @@ LogicalResult GradientBuilder::visitTensorOp(Operation *op) {
       })
       .Case<tensor::ExtractOp>([&](auto extract) {
         Value z = zeros(loc, extract.getTensor().getType());
-        accumulate(loc, extract.getTensor(),
-                   tensor::InsertOp::create(b, loc, adj, z,
-                                            extract.getIndices()));
+        accumulate(
+            loc, extract.getTensor(),
+            tensor::InsertOp::create(b, loc, adj, z, extract.getIndices()));
       })
       .Case<tensor::InsertOp>([&](auto insert) {
         if (active(insert.getScalar()))
-          accumulate(loc, insert.getScalar(),
-                     tensor::ExtractOp::create(b, loc, adj,
-                                               insert.getIndices()));
+          accumulate(
+              loc, insert.getScalar(),
+              tensor::ExtractOp::create(b, loc, adj, insert.getIndices()));
         if (active(insert.getDest())) {
           Value z = zeros(loc, insert.getScalar().getType());
-          accumulate(loc, insert.getDest(),
-                     tensor::InsertOp::create(b, loc, z, adj,
-                                              insert.getIndices()));
+          accumulate(
+              loc, insert.getDest(),
+              tensor::InsertOp::create(b, loc, z, adj, insert.getIndices()));
         }
       })
       .Case<tensor::CastOp>([&](auto cast) {
-        accumulate(loc, cast.getSource(),
-                   tensor::CastOp::create(b, loc, cast.getSource().getType(),
-                                          adj));
+        accumulate(
+            loc, cast.getSource(),
+            tensor::CastOp::create(b, loc, cast.getSource().getType(), adj));
       });
   return success();
 }
@@ -313,33 +312,31 @@ LogicalResult GradientBuilder::visitSoftmax(linalg::SoftmaxOp op) {
   AffineMap dropDim = AffineMap::get(rank, 0, kept, ctx);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters[dim] = utils::IteratorType::reduction;
-  Value sumInit = zeros(loc, RankedTensorType::get(reducedShape,
-                                                    type.getElementType()));
+  Value sumInit =
+      zeros(loc, RankedTensorType::get(reducedShape, type.getElementType()));
   Value sum =
       linalg::GenericOp::create(
           b, loc, sumInit.getType(), ValueRange{dy, y}, ValueRange{sumInit},
           ArrayRef<AffineMap>{id, id, dropDim}, iters,
           [](OpBuilder &nb, Location l, ValueRange args) {
             Value p = arith::MulFOp::create(nb, l, args[0], args[1]);
-            linalg::YieldOp::create(nb, l,
-                                    ValueRange{arith::AddFOp::create(
-                                        nb, l, args[2], p)});
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, args[2], p)});
           })
           .getResult(0);
-  Value dxInit = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                         type.getElementType(),
-                                         type.getEncoding());
+  Value dxInit = tensor::EmptyOp::create(
+      b, loc, type.getShape(), type.getElementType(), type.getEncoding());
   SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
-  Value dx = linalg::GenericOp::create(
-                 b, loc, type, ValueRange{y, dy, sum}, ValueRange{dxInit},
-                 ArrayRef<AffineMap>{id, id, dropDim, id}, par,
-                 [](OpBuilder &nb, Location l, ValueRange args) {
-                   Value diff = arith::SubFOp::create(nb, l, args[1], args[2]);
-                   linalg::YieldOp::create(
-                       nb, l,
-                       ValueRange{arith::MulFOp::create(nb, l, args[0], diff)});
-                 })
-                 .getResult(0);
+  Value dx =
+      linalg::GenericOp::create(
+          b, loc, type, ValueRange{y, dy, sum}, ValueRange{dxInit},
+          ArrayRef<AffineMap>{id, id, dropDim, id}, par,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            Value diff = arith::SubFOp::create(nb, l, args[1], args[2]);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], diff)});
+          })
+          .getResult(0);
   accumulate(loc, input, dx);
   return success();
 }
@@ -391,23 +388,21 @@ GradientBuilder::analyzeOutputs(linalg::LinalgOp op) {
   return outputs;
 }
 
-FailureOr<Value> GradientBuilder::outputTangent(Block &body,
-                                                IRMapping &mapping, Value seed,
-                                                Value seedTangent,
+FailureOr<Value> GradientBuilder::outputTangent(Block &body, IRMapping &mapping,
+                                                Value seed, Value seedTangent,
                                                 const OutputInfo &info,
                                                 Value result, Location loc) {
   llvm::DenseMap<Value, Value> tangents;
   tangents[seed] = seedTangent;
   Value target = info.reducedValue ? info.reducedValue : info.yielded;
   FailureOr<Value> t = differentiateBody(b, body, mapping, tangents, target);
-  if (failed(t) || !*t || !info.reducedValue ||
-      info.combiner == Combiner::Sum)
+  if (failed(t) || !*t || !info.reducedValue || info.combiner == Combiner::Sum)
     return t;
   // Max/min: only the iterations that produced the result contribute.
   Value cond = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                      mapping.lookup(info.reducedValue), result);
-  Value zero = arith::ConstantOp::create(b, loc,
-                                         b.getFloatAttr(t->getType(), 0.0));
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(t->getType(), 0.0));
   return Value(arith::SelectOp::create(b, loc, cond, *t, zero));
 }
 
@@ -420,32 +415,31 @@ Value GradientBuilder::reductionInitAdjoint(linalg::LinalgOp op,
   // Max/min: the init reaches the result only where it won.
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(init.getType());
-  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
-                                                   b.getContext());
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType(),
-                                        type.getEncoding());
+  AffineMap id =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, type.getShape(), type.getElementType(), type.getEncoding());
   SmallVector<utils::IteratorType> par(type.getRank(),
                                        utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, type, ValueRange{init, op->getResult(output), info.adjoint},
+             b, loc, type,
+             ValueRange{init, op->getResult(output), info.adjoint},
              ValueRange{empty}, ArrayRef<AffineMap>{id, id, id, id}, par,
              [](OpBuilder &nb, Location l, ValueRange args) {
                Value won = arith::CmpFOp::create(
                    nb, l, arith::CmpFPredicate::OEQ, args[0], args[1]);
                Value zero = arith::ConstantOp::create(
                    nb, l, nb.getFloatAttr(args[2].getType(), 0.0));
-               linalg::YieldOp::create(
-                   nb, l,
-                   ValueRange{arith::SelectOp::create(nb, l, won, args[2],
-                                                      zero)});
+               linalg::YieldOp::create(nb, l,
+                                       ValueRange{arith::SelectOp::create(
+                                           nb, l, won, args[2], zero)});
              })
       .getResult(0);
 }
 
-FailureOr<Value>
-GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
-                                ArrayRef<OutputInfo> outputs) {
+FailureOr<Value> GradientBuilder::operandAdjoint(linalg::LinalgOp op,
+                                                 OpOperand &operand,
+                                                 ArrayRef<OutputInfo> outputs) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Block &body = *op.getBlock();
@@ -488,8 +482,7 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
   SmallVector<utils::IteratorType> iters(op.getNumLoops(),
                                          utils::IteratorType::reduction);
   for (AffineExpr e : map.getResults())
-    iters[cast<AffineDimExpr>(e).getPosition()] =
-        utils::IteratorType::parallel;
+    iters[cast<AffineDimExpr>(e).getPosition()] = utils::IteratorType::parallel;
 
   // When the operand's map is a permutation every adjoint element is written
   // exactly once: no zero init, no accumulation (a transposed copy stays a
@@ -507,9 +500,8 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
     argTypes.push_back(getElementTypeOrSelf(v.getType()));
   argTypes.push_back(outType.getElementType());
   OpBuilder::InsertionGuard guard(b);
-  Block *block =
-      b.createBlock(&generic.getRegion(), {}, argTypes,
-                    SmallVector<Location>(argTypes.size(), loc));
+  Block *block = b.createBlock(&generic.getRegion(), {}, argTypes,
+                               SmallVector<Location>(argTypes.size(), loc));
   IRMapping mapping;
   for (unsigned k = 0; k < numInputs + numInits; ++k)
     mapping.map(body.getArgument(k), block->getArgument(k));
@@ -519,22 +511,22 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
   for (unsigned j = 0; j < numInits; ++j) {
     if (!outputs[j].adjoint)
       continue;
-    FailureOr<Value> t = outputTangent(
-        body, mapping, seed, block->getArgument(adjointPos[j]), outputs[j],
-        block->getArgument(numInputs + j), loc);
+    FailureOr<Value> t =
+        outputTangent(body, mapping, seed, block->getArgument(adjointPos[j]),
+                      outputs[j], block->getArgument(numInputs + j), loc);
     if (failed(t))
       return failure();
     if (*t)
-      contribution = contribution
-                         ? Value(arith::AddFOp::create(b, loc, contribution, *t))
-                         : *t;
+      contribution =
+          contribution ? Value(arith::AddFOp::create(b, loc, contribution, *t))
+                       : *t;
   }
   // The operand's adjoint is an output's adjoint as it is (x + y, copies):
   // pass it on instead of copying it.
   std::optional<unsigned> passThrough;
   for (unsigned j = 0; j < numInits; ++j)
-    if (outputs[j].adjoint && contribution == block->getArgument(adjointPos[j]) &&
-        !reduction &&
+    if (outputs[j].adjoint &&
+        contribution == block->getArgument(adjointPos[j]) && !reduction &&
         map == op.getMatchingIndexingMap(op.getDpsInitOperand(j)) &&
         outputs[j].adjoint.getType() == outType)
       passThrough = j;
@@ -543,10 +535,10 @@ GradientBuilder::operandAdjoint(linalg::LinalgOp op, OpOperand &operand,
     generic.erase();
     return passThrough ? outputs[*passThrough].adjoint : Value();
   }
-  Value sum = writesOnce ? contribution
-                        : Value(arith::AddFOp::create(
-                              b, loc, block->getArguments().back(),
-                              contribution));
+  Value sum = writesOnce
+                  ? contribution
+                  : Value(arith::AddFOp::create(
+                        b, loc, block->getArguments().back(), contribution));
   linalg::YieldOp::create(b, loc, ValueRange{sum});
   b.setInsertionPointAfter(generic);
   Value result = generic.getResult(0);
@@ -612,8 +604,9 @@ FailureOr<Value> GradientBuilder::gatherAdjoint(linalg::LinalgOp op,
         for (unsigned j = 0; j < numInits; ++j) {
           if (!outputs[j].adjoint)
             continue;
-          Value dy = element(outputs[j].adjoint,
-                             op.getMatchingIndexingMap(op.getDpsInitOperand(j)));
+          Value dy =
+              element(outputs[j].adjoint,
+                      op.getMatchingIndexingMap(op.getDpsInitOperand(j)));
           FailureOr<Value> t = outputTangent(body, mapping, gather.getResult(),
                                              dy, outputs[j], results[j], l);
           if (failed(t)) {
@@ -621,9 +614,10 @@ FailureOr<Value> GradientBuilder::gatherAdjoint(linalg::LinalgOp op,
             return {iterArgs[0]};
           }
           if (*t)
-            contribution = contribution ? Value(arith::AddFOp::create(
-                                              b, l, contribution, *t))
-                                        : *t;
+            contribution =
+                contribution
+                    ? Value(arith::AddFOp::create(b, l, contribution, *t))
+                    : *t;
         }
         if (!contribution)
           return {iterArgs[0]};
@@ -693,8 +687,7 @@ LogicalResult GradientBuilder::visitLinalg(linalg::LinalgOp op) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<func::FuncOp>
-mlir::fbl::buildGradientFunction(func::FuncOp forward,
-                                 ArrayRef<unsigned> wrt) {
+mlir::fbl::buildGradientFunction(func::FuncOp forward, ArrayRef<unsigned> wrt) {
   if (!forward.getBody().hasOneBlock())
     return forward.emitError("fbl-autodiff: expected a single-block function");
   if (!returnsScalarLoss(forward))
@@ -732,12 +725,12 @@ mlir::fbl::buildGradientFunction(func::FuncOp forward,
   auto lossType = cast<RankedTensorType>(loss.getType());
   Value one =
       arith::ConstantOp::create(b, loc, b.getFloatAttr(b.getF32Type(), 1.0));
-  Value seed = linalg::FillOp::create(
-                   b, loc, one,
-                   ValueRange{tensor::EmptyOp::create(
-                       b, loc, ArrayRef<int64_t>{}, b.getF32Type(),
-                       lossType.getEncoding())})
-                   .getResult(0);
+  Value seed =
+      linalg::FillOp::create(b, loc, one,
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, loc, ArrayRef<int64_t>{}, b.getF32Type(),
+                                 lossType.getEncoding())})
+          .getResult(0);
   builder.setAdjoint(loss, seed);
   for (Operation *op : llvm::reverse(primalOps)) {
     if (failed(builder.visit(op))) {
@@ -754,8 +747,8 @@ mlir::fbl::buildGradientFunction(func::FuncOp forward,
   }
   func::ReturnOp::create(b, loc, results);
   ret.erase();
-  grad.setFunctionType(b.getFunctionType(
-      grad.getArgumentTypes(), ValueRange(results).getTypes()));
+  grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   cleanUpDifferentiatedFunction(grad);
   return grad;
 }

@@ -30,9 +30,8 @@ elementwise(OpBuilder &b, Location loc, RankedTensorType type, ValueRange ins,
   for (Value v : ins)
     maps.push_back(isa<RankedTensorType>(v.getType()) ? id : scalar);
   maps.push_back(id);
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType(),
-                                        type.getEncoding());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, type.getShape(), type.getElementType(), type.getEncoding());
   SmallVector<utils::IteratorType> par(type.getRank(),
                                        utils::IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -89,10 +88,10 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   if (adamw) {
     // Bias corrections 1 - beta^t.
     Value t = tensor::ExtractOp::create(b, loc, stepCount, ValueRange{});
-    bias1 = arith::SubFOp::create(b, loc, one,
-                                  math::PowFOp::create(b, loc, b1, t));
-    bias2 = arith::SubFOp::create(b, loc, one,
-                                  math::PowFOp::create(b, loc, b2, t));
+    bias1 =
+        arith::SubFOp::create(b, loc, one, math::PowFOp::create(b, loc, b1, t));
+    bias2 =
+        arith::SubFOp::create(b, loc, one, math::PowFOp::create(b, loc, b2, t));
   }
 
   SmallVector<Value> results = {ret.getOperand(0)}, newM, newV;
@@ -112,39 +111,39 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
       continue;
     }
     // m' = b1 m + (1 - b1) g;  v' = b2 v + (1 - b2) g^2
-    Value mk = elementwise(b, loc, type, {m[k], g, b1},
-                           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                             Value one = arith::ConstantOp::create(
-                                 nb, l, nb.getF32FloatAttr(1.0));
-                             Value c = arith::SubFOp::create(nb, l, one, a[2]);
-                             return arith::AddFOp::create(
-                                 nb, l, arith::MulFOp::create(nb, l, a[2], a[0]),
-                                 arith::MulFOp::create(nb, l, c, a[1]));
-                           });
-    Value vk = elementwise(b, loc, type, {v[k], g, b2},
-                           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                             Value one = arith::ConstantOp::create(
-                                 nb, l, nb.getF32FloatAttr(1.0));
-                             Value c = arith::SubFOp::create(nb, l, one, a[2]);
-                             Value g2 = arith::MulFOp::create(nb, l, a[1], a[1]);
-                             return arith::AddFOp::create(
-                                 nb, l, arith::MulFOp::create(nb, l, a[2], a[0]),
-                                 arith::MulFOp::create(nb, l, c, g2));
-                           });
-    // p' = p - lr * ((m' / bias1) / (sqrt(v' / bias2) + eps) + wd * p)
-    results.push_back(elementwise(
-        b, loc, type, {p, mk, vk, lr, wd, bias1, bias2, eps},
+    Value mk = elementwise(
+        b, loc, type, {m[k], g, b1},
         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value mhat = arith::DivFOp::create(nb, l, a[1], a[5]);
-          Value vhat = arith::DivFOp::create(nb, l, a[2], a[6]);
-          Value denom = arith::AddFOp::create(
-              nb, l, math::SqrtOp::create(nb, l, vhat), a[7]);
-          Value dir = arith::AddFOp::create(
-              nb, l, arith::DivFOp::create(nb, l, mhat, denom),
-              arith::MulFOp::create(nb, l, a[4], a[0]));
-          return arith::SubFOp::create(nb, l, a[0],
-                                       arith::MulFOp::create(nb, l, a[3], dir));
-        }));
+          Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
+          Value c = arith::SubFOp::create(nb, l, one, a[2]);
+          return arith::AddFOp::create(nb, l,
+                                       arith::MulFOp::create(nb, l, a[2], a[0]),
+                                       arith::MulFOp::create(nb, l, c, a[1]));
+        });
+    Value vk = elementwise(
+        b, loc, type, {v[k], g, b2},
+        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
+          Value c = arith::SubFOp::create(nb, l, one, a[2]);
+          Value g2 = arith::MulFOp::create(nb, l, a[1], a[1]);
+          return arith::AddFOp::create(nb, l,
+                                       arith::MulFOp::create(nb, l, a[2], a[0]),
+                                       arith::MulFOp::create(nb, l, c, g2));
+        });
+    // p' = p - lr * ((m' / bias1) / (sqrt(v' / bias2) + eps) + wd * p)
+    results.push_back(
+        elementwise(b, loc, type, {p, mk, vk, lr, wd, bias1, bias2, eps},
+                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      Value mhat = arith::DivFOp::create(nb, l, a[1], a[5]);
+                      Value vhat = arith::DivFOp::create(nb, l, a[2], a[6]);
+                      Value denom = arith::AddFOp::create(
+                          nb, l, math::SqrtOp::create(nb, l, vhat), a[7]);
+                      Value dir = arith::AddFOp::create(
+                          nb, l, arith::DivFOp::create(nb, l, mhat, denom),
+                          arith::MulFOp::create(nb, l, a[4], a[0]));
+                      return arith::SubFOp::create(
+                          nb, l, a[0], arith::MulFOp::create(nb, l, a[3], dir));
+                    }));
     newM.push_back(mk);
     newV.push_back(vk);
   }

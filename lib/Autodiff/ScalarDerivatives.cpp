@@ -108,8 +108,9 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
       .Case<arith::ExtFOp, arith::TruncFOp>([&](auto) -> Value {
         if (!t[0])
           return {};
-        return b.create(op->getLoc(), op->getName().getIdentifier(), {t[0]},
-                        {r.getType()})
+        return b
+            .create(op->getLoc(), op->getName().getIdentifier(), {t[0]},
+                    {r.getType()})
             ->getResult(0);
       })
       .Case<math::ExpOp>([&](auto) { return e.mul(t[0], r); })
@@ -124,16 +125,14 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
       .Case<math::Log10Op>([&](auto) {
         return e.div(t[0], e.mul(operand(0), e.constant(M_LN10)));
       })
-      .Case<math::Log1pOp>([&](auto) {
-        return e.div(t[0], e.add(operand(0), e.constant(1.0)));
-      })
+      .Case<math::Log1pOp>(
+          [&](auto) { return e.div(t[0], e.add(operand(0), e.constant(1.0))); })
       .Case<math::TanhOp>([&](auto) {
         // d tanh(x) = (1 - r^2) dx
         return e.mul(t[0], e.sub(e.constant(1.0), e.mul(r, r)));
       })
-      .Case<math::SqrtOp>([&](auto) {
-        return e.div(t[0], e.mul(e.constant(2.0), r));
-      })
+      .Case<math::SqrtOp>(
+          [&](auto) { return e.div(t[0], e.mul(e.constant(2.0), r)); })
       .Case<math::RsqrtOp>([&](auto) {
         // d x^-1/2 = -1/2 x^-3/2 dx = -1/2 r^3 dx
         return e.mul(t[0], e.mul(e.constant(-0.5), e.mul(r, e.mul(r, r))));
@@ -148,8 +147,8 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
         }
         Value dy;
         if (t[1])
-          dy = e.mul(t[1],
-                     e.mul(r, math::LogOp::create(b, op->getLoc(), operand(0))));
+          dy = e.mul(
+              t[1], e.mul(r, math::LogOp::create(b, op->getLoc(), operand(0))));
         return e.add(dx, dy);
       })
       .Case<math::ErfOp>([&](auto) {
@@ -182,9 +181,8 @@ mlir::fbl::differentiateBody(OpBuilder &b, Block &body, IRMapping &mapping,
                              llvm::DenseMap<Value, Value> &tangents,
                              Value target) {
   for (Operation &op : body.without_terminator()) {
-    bool cloned = llvm::all_of(op.getResults(), [&](Value v) {
-      return mapping.contains(v);
-    });
+    bool cloned = llvm::all_of(op.getResults(),
+                               [&](Value v) { return mapping.contains(v); });
     Operation *primal = cloned && op.getNumResults()
                             ? mapping.lookup(op.getResult(0)).getDefiningOp()
                             : nullptr;

@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <tuple>
 #include <list>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 using namespace fbl;
@@ -58,9 +58,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Trip count of loop `l` in units of its step.
 int64_t steps(const LoopNest &nest, int l) {
-  int64_t step = (l == nest.blockX || l == nest.blockY || l == nest.unrolled)
-                     ? 4
-                     : 1;
+  int64_t step =
+      (l == nest.blockX || l == nest.blockY || l == nest.unrolled) ? 4 : 1;
   return ceilDiv(nest.ranges[l], step);
 }
 
@@ -107,8 +106,10 @@ AccessCost fbl::cost::readCost(const LoopNest &nest, const TensorAccess &access,
                                const CostWeights &weights) {
   const int numLoops = static_cast<int>(nest.ranges.size());
   // Work-items along each blocked loop, clipped to the loop's blocks.
-  int64_t itemsX = nest.blockX >= 0 ? std::min(wgX, steps(nest, nest.blockX)) : 1;
-  int64_t itemsY = nest.blockY >= 0 ? std::min(wgY, steps(nest, nest.blockY)) : 1;
+  int64_t itemsX =
+      nest.blockX >= 0 ? std::min(wgX, steps(nest, nest.blockX)) : 1;
+  int64_t itemsY =
+      nest.blockY >= 0 ? std::min(wgY, steps(nest, nest.blockY)) : 1;
   // Reduction iteration points, outer loops by 1, the unrolled one by 4.
   std::vector<int> redLoops;
   int64_t redSteps = 1;
@@ -176,7 +177,8 @@ AccessCost fbl::cost::readCost(const LoopNest &nest, const TensorAccess &access,
           total.misses += tc.access(layout::TexelCoord{layer, y, x, 0});
       }
   }
-  double scale = static_cast<double>(redSteps) / static_cast<double>(simulated) *
+  double scale = static_cast<double>(redSteps) /
+                 static_cast<double>(simulated) *
                  static_cast<double>(numWorkGroups(nest, wgX, wgY));
   total.fetches = static_cast<int64_t>(total.fetches * scale);
   total.misses = static_cast<int64_t>(total.misses * scale);

@@ -46,17 +46,17 @@ static fc::AccessCost wholeTensorRead(RankedTensorType type,
   std::vector<int> loops(shape.size());
   for (size_t d = 0; d < shape.size(); ++d)
     loops[d] = static_cast<int>(d);
-  fc::LoopNest nest = fc::makeLoopNest(
-      shape, std::vector<bool>(shape.size(), false), loops);
+  fc::LoopNest nest =
+      fc::makeLoopNest(shape, std::vector<bool>(shape.size(), false), loops);
   return fc::readCost(nest, fc::TensorAccess{shape, loops, layout}, wgX, wgY,
                       cache);
 }
 
 fc::AccessCost OpCostModel::readCost(OpOperand &operand,
                                      LayoutEncodingAttrInterface layout) {
-  auto key = std::make_tuple(static_cast<void *>(operand.getOwner()),
-                             operand.getOperandNumber(),
-                             layout.getAsOpaquePointer());
+  auto key =
+      std::make_tuple(static_cast<void *>(operand.getOwner()),
+                      operand.getOperandNumber(), layout.getAsOpaquePointer());
   if (auto it = memo.find(key); it != memo.end())
     return it->second;
   Operation *op = operand.getOwner();
@@ -78,17 +78,16 @@ fc::AccessCost OpCostModel::readCost(OpOperand &operand,
     };
     std::vector<int> outLoops;
     if (linalgOp.getNumDpsInits())
-      outLoops =
-          loopsOf(linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0)));
-    fc::LoopNest nest = fc::makeLoopNest(
-        std::vector<int64_t>(ranges.begin(), ranges.end()), reduction,
-        outLoops);
-    c = fc::readCost(nest,
-                     fc::TensorAccess{shapeOf(type),
-                                      loopsOf(linalgOp.getMatchingIndexingMap(
-                                          &operand)),
-                                      l},
-                     wgX, wgY, cache);
+      outLoops = loopsOf(
+          linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0)));
+    fc::LoopNest nest =
+        fc::makeLoopNest(std::vector<int64_t>(ranges.begin(), ranges.end()),
+                         reduction, outLoops);
+    c = fc::readCost(
+        nest,
+        fc::TensorAccess{shapeOf(type),
+                         loopsOf(linalgOp.getMatchingIndexingMap(&operand)), l},
+        wgX, wgY, cache);
   } else if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
     std::vector<int64_t> shape = shapeOf(type);
     std::vector<int> loops(shape.size());
@@ -135,17 +134,16 @@ fc::AccessCost OpCostModel::writeCost(OpResult result,
                                       LayoutEncodingAttrInterface layout) {
   auto type = cast<RankedTensorType>(result.getType());
   std::vector<int64_t> shape = shapeOf(type);
-  return fc::writeCost(
-      fc::TensorAccess{shape, std::vector<int>(shape.size(), -1),
-                       layoutOf(type, layout)});
+  return fc::writeCost(fc::TensorAccess{
+      shape, std::vector<int>(shape.size(), -1), layoutOf(type, layout)});
 }
 
 fc::AccessCost OpCostModel::relayoutCost(RankedTensorType type,
                                          LayoutEncodingAttrInterface from,
                                          LayoutEncodingAttrInterface to) {
-  auto key = std::make_tuple(type.getAsOpaquePointer(),
-                             from.getAsOpaquePointer(),
-                             to.getAsOpaquePointer());
+  auto key =
+      std::make_tuple(type.getAsOpaquePointer(), from.getAsOpaquePointer(),
+                      to.getAsOpaquePointer());
   if (auto it = relayoutMemo.find(key); it != relayoutMemo.end())
     return it->second;
   fc::AccessCost c = fc::relayoutCost(shapeOf(type), layoutOf(type, from),

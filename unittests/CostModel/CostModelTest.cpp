@@ -43,14 +43,14 @@ TEST(CostModelTest, LoopNestBlocksTheOutputsLastTwoDims) {
 TEST(CostModelTest, WholeTexelReadsOfAMatmul) {
   Matmul mm{32, 32, 32};
   // A packed along k: a work-item reads 4 rows x 1 texel per k-step of 4.
-  AccessCost a = readCost(mm.nest(), mm.a(Layout::channelPacked(2, 1)), 8, 8,
-                          bigCache());
+  AccessCost a =
+      readCost(mm.nest(), mm.a(Layout::channelPacked(2, 1)), 8, 8, bigCache());
   // 64 work-items x 8 k-steps x 4 texels, one work-group.
   EXPECT_EQ(a.fetches, 64 * 8 * 4);
   EXPECT_EQ(a.elements, 64 * 8 * 16);
   // Packed along m instead: still whole texels (transposed in registers).
-  AccessCost at = readCost(mm.nest(), mm.a(Layout::channelPacked(2, 0)), 8, 8,
-                           bigCache());
+  AccessCost at =
+      readCost(mm.nest(), mm.a(Layout::channelPacked(2, 0)), 8, 8, bigCache());
   EXPECT_EQ(at.fetches, a.fetches);
   // Compulsory misses: every line of A once (32 x 8 texels in 4x2 lines).
   EXPECT_EQ(a.misses, 32 * 8 / 8);

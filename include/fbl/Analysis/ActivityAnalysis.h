@@ -18,8 +18,7 @@ class ActivityAnalysis {
 public:
   /// Analyzes the single-block `func` for derivatives of `target` (a value
   /// of the function's top-level block) with respect to `wrtArgs`.
-  ActivityAnalysis(func::FuncOp func, ArrayRef<unsigned> wrtArgs,
-                   Value target);
+  ActivityAnalysis(func::FuncOp func, ArrayRef<unsigned> wrtArgs, Value target);
 
   bool isVaried(Value v) const { return varied.contains(v); }
   bool isUseful(Value v) const { return useful.contains(v); }

@@ -1,4 +1,5 @@
-//===- ScalarDerivatives.h - Derivatives of scalar arith/math ops -*- C++ -*-===//
+//===- ScalarDerivatives.h - Derivatives of scalar arith/math ops -*- C++
+//-*-===//
 //
 // The one table of derivative rules for scalar ops. Forward mode: given the
 // tangents of an op's operands, emit the tangent of its result. Because a

@@ -96,7 +96,8 @@ AccessCost readCost(const LoopNest &nest, const TensorAccess &access,
 
 /// Cost of writing `access` (each texel written once; writes bypass the
 /// texture cache).
-AccessCost writeCost(const TensorAccess &access, const CostWeights &weights = {});
+AccessCost writeCost(const TensorAccess &access,
+                     const CostWeights &weights = {});
 
 /// Cost of a relayout kernel copying a tensor of `shape` from `from` to `to`:
 /// a 4x4-blocked copy over the destination that reads the source.

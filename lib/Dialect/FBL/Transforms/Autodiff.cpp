@@ -21,7 +21,8 @@ using namespace mlir;
 using namespace mlir::fbl;
 
 namespace {
-struct AutodiffPass : public mlir::fbl::impl::FBLAutodiffPassBase<AutodiffPass> {
+struct AutodiffPass
+    : public mlir::fbl::impl::FBLAutodiffPassBase<AutodiffPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -50,8 +50,7 @@ static Value createView(OpBuilder &b, Operation *op, Value source,
                                  b.getDenseI64ArrayAttr(perm));
 }
 
-static bool sameAddressing(Attribute a, Attribute b,
-                           RankedTensorType type) {
+static bool sameAddressing(Attribute a, Attribute b, RankedTensorType type) {
   if (a == b)
     return true;
   auto la = cast<LayoutEncodingAttrInterface>(a);
@@ -77,8 +76,8 @@ static LogicalResult foldIndexTransform(Operation *op) {
   if (composed && sameAddressing(composed, dst, dstType)) {
     result = createView(b, op, source, dstType);
   } else if (Attribute inverse = inverseComposedLayout(op, dst)) {
-    Value moved = RelayoutOp::create(b, loc, withEncoding(srcType, inverse),
-                                     source);
+    Value moved =
+        RelayoutOp::create(b, loc, withEncoding(srcType, inverse), source);
     result = createView(b, op, moved, dstType);
   } else {
     // Row-major buffers reshape as views; transposes go through the
@@ -124,8 +123,7 @@ struct FoldIndexTransformsPass
   void runOnOperation() override {
     SmallVector<Operation *> transforms;
     getOperation().walk([&](Operation *op) {
-      if (isIndexTransform(op) &&
-          getLayoutEncoding(op->getResult(0).getType()))
+      if (isIndexTransform(op) && getLayoutEncoding(op->getResult(0).getType()))
         transforms.push_back(op);
     });
     for (Operation *op : transforms)

@@ -42,7 +42,8 @@ static Attribute rtileFor(RankedTensorType type, TargetAttr target) {
 /// Gives `value` the encoding `encoding`, keeping its function's signature
 /// in step.
 static void setEncoding(Value value, Attribute encoding) {
-  value.setType(withEncoding(cast<RankedTensorType>(value.getType()), encoding));
+  value.setType(
+      withEncoding(cast<RankedTensorType>(value.getType()), encoding));
   if (auto arg = dyn_cast<BlockArgument>(value))
     if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
       func.setFunctionType(FunctionType::get(
@@ -52,7 +53,8 @@ static void setEncoding(Value value, Attribute encoding) {
 
 namespace {
 struct MaterializeRTilePass
-    : public mlir::fbl::impl::FBLMaterializeRTilePassBase<MaterializeRTilePass> {
+    : public mlir::fbl::impl::FBLMaterializeRTilePassBase<
+          MaterializeRTilePass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -67,12 +69,11 @@ struct MaterializeRTilePass
       if (!cls || cls.getInt() != 4)
         return WalkResult::advance();
       // Operands shared with the forward pass are R-Tiles.
-      if (auto reuse = op->getAttrOfType<ArrayAttr>(
-              FBLDialect::getReuseAttrName()))
+      if (auto reuse =
+              op->getAttrOfType<ArrayAttr>(FBLDialect::getReuseAttrName()))
         for (Attribute edge : reuse) {
-          int64_t n = cast<DictionaryAttr>(edge)
-                          .getAs<IntegerAttr>("operand")
-                          .getInt();
+          int64_t n =
+              cast<DictionaryAttr>(edge).getAs<IntegerAttr>("operand").getInt();
           Value v = op->getOperand(n);
           auto type = cast<RankedTensorType>(v.getType());
           if (getLayoutEncoding(type))
@@ -110,21 +111,19 @@ struct MaterializeRTilePass
           ::fbl::cost::AccessCost c = costs.readCost(operand, enc);
           bool whole = c.fetches == 0 || c.elements >= 4 * c.fetches * 0.99 ||
                        isa<BufferLayoutAttr>(enc);
-          kind = !whole ? "channels"
+          kind = !whole                      ? "channels"
                  : isa<RTileLayoutAttr>(enc) ? "tiles"
                                              : "texels";
         }
         reads.push_back(b.getStringAttr(kind));
       }
-      op->setAttr("fbl.kernel",
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("register_tile",
-                                      b.getDenseI64ArrayAttr({4, 4})),
-                       b.getNamedAttr("reduced_loops",
-                                      b.getDenseI64ArrayAttr(reduced)),
-                       b.getNamedAttr("unrolled_loop",
-                                      b.getI64IntegerAttr(unrolled)),
-                       b.getNamedAttr("reads", b.getArrayAttr(reads))}));
+      op->setAttr(
+          "fbl.kernel",
+          b.getDictionaryAttr(
+              {b.getNamedAttr("register_tile", b.getDenseI64ArrayAttr({4, 4})),
+               b.getNamedAttr("reduced_loops", b.getDenseI64ArrayAttr(reduced)),
+               b.getNamedAttr("unrolled_loop", b.getI64IntegerAttr(unrolled)),
+               b.getNamedAttr("reads", b.getArrayAttr(reads))}));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

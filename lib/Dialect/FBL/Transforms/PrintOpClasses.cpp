@@ -72,9 +72,8 @@ struct PrintOpClassesPass
       }
       os << llvm::formatv("  forward {0}, backward {1} (I {2}, II {3}, III "
                           "{4}, IV {5}), optimizer {6}\n",
-                          counts[0], counts[1], classCounts[1],
-                          classCounts[2], classCounts[3], classCounts[4],
-                          counts[2]);
+                          counts[0], counts[1], classCounts[1], classCounts[2],
+                          classCounts[3], classCounts[4], counts[2]);
     });
   }
 };

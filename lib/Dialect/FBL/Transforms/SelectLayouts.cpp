@@ -31,12 +31,12 @@ TargetAttr mlir::fbl::resolveTarget(ModuleOp module, StringRef name) {
     TargetAttr t = TargetAttr::getPreset(module.getContext(), name);
     if (!t)
       module.emitError("unknown target '")
-          << name << "'; presets: "
-          << llvm::join(TargetAttr::getPresetNames(), ", ");
+          << name
+          << "'; presets: " << llvm::join(TargetAttr::getPresetNames(), ", ");
     return t;
   }
-  if (auto t = module->getAttrOfType<TargetAttr>(
-          FBLDialect::getTargetAttrName()))
+  if (auto t =
+          module->getAttrOfType<TargetAttr>(FBLDialect::getTargetAttrName()))
     return t;
   module.emitError("no target: set fbl.target on the module or pass "
                    "target=NAME (")
@@ -122,8 +122,9 @@ struct SelectLayoutsPass
     std::optional<LayoutPolicy> parsed = parseLayoutPolicy(policy);
     if (!parsed) {
       module.emitError("fbl-select-layouts: unknown policy '")
-          << policy << "'; expected fblayout, reuse-forward or "
-                       "explicit-transpose";
+          << policy
+          << "'; expected fblayout, reuse-forward or "
+             "explicit-transpose";
       return signalPassFailure();
     }
     TargetAttr targetAttr = resolveTarget(module, target);
@@ -171,9 +172,8 @@ struct SelectLayoutsPass
     for (auto &[v, a] : plan.valueLayout)
       v.setType(withEncoding(cast<RankedTensorType>(v.getType()), a));
     auto ret = cast<func::ReturnOp>(block.getTerminator());
-    func.setFunctionType(FunctionType::get(func.getContext(),
-                                           block.getArgumentTypes(),
-                                           ret.getOperandTypes()));
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), block.getArgumentTypes(), ret.getOperandTypes()));
   }
 };
 } // namespace

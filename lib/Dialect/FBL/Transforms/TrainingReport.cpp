@@ -38,7 +38,8 @@ struct FunctionReport {
 int64_t imageBytes(RankedTensorType type) {
   auto enc = getLayoutEncoding(type);
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  unsigned bytes = std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
+  unsigned bytes =
+      std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
   if (!enc)
     return type.getNumElements() * bytes;
   return enc.getLayout(type.getRank()).extents(shape).elements() * bytes;
@@ -74,16 +75,16 @@ struct TrainingReportPass
       r.name = func.getSymName().str();
       bool training = false;
       func.walk([&](Operation *op) {
-        if (auto phase = op->getAttrOfType<StringAttr>(
-                FBLDialect::getPhaseAttrName())) {
+        if (auto phase =
+                op->getAttrOfType<StringAttr>(FBLDialect::getPhaseAttrName())) {
           int p = phase.getValue() == "forward"    ? 0
                   : phase.getValue() == "backward" ? 1
                                                    : 2;
           ++r.phases[p];
           training |= p != 0;
         }
-        if (auto cls = op->getAttrOfType<IntegerAttr>(
-                FBLDialect::getClassAttrName()))
+        if (auto cls =
+                op->getAttrOfType<IntegerAttr>(FBLDialect::getClassAttrName()))
           ++r.classes[cls.getInt()];
         if (auto relayout = dyn_cast<RelayoutOp>(op)) {
           ++r.relayouts;

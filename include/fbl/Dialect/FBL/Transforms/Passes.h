@@ -7,6 +7,8 @@
 #ifndef FBL_DIALECT_FBL_TRANSFORMS_PASSES_H
 #define FBL_DIALECT_FBL_TRANSFORMS_PASSES_H
 
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,12 +16,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
-#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::fbl {
 
