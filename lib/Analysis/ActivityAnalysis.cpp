@@ -21,8 +21,7 @@ bool mlir::fbl::isDifferentiableType(Type type) {
   return isa<FloatType>(type);
 }
 
-/// Operands of `op` plus the values its regions use from above.
-static SmallVector<Value> inputsOf(Operation *op) {
+SmallVector<Value> mlir::fbl::getOperandsAndCapturedValues(Operation *op) {
   SmallVector<Value> inputs(op->getOperands());
   if (op->getNumRegions()) {
     llvm::SetVector<Value> captured;
@@ -38,7 +37,7 @@ ActivityAnalysis::ActivityAnalysis(func::FuncOp func,
   for (unsigned i : wrtArgs)
     varied.insert(body.getArgument(i));
   for (Operation &op : body) {
-    if (llvm::any_of(inputsOf(&op),
+    if (llvm::any_of(getOperandsAndCapturedValues(&op),
                      [&](Value v) { return varied.contains(v); }))
       for (Value r : op.getResults())
         varied.insert(r);
@@ -47,7 +46,7 @@ ActivityAnalysis::ActivityAnalysis(func::FuncOp func,
   for (Operation &op : llvm::reverse(body)) {
     if (llvm::any_of(op.getResults(),
                      [&](Value v) { return useful.contains(v); }))
-      for (Value in : inputsOf(&op))
+      for (Value in : getOperandsAndCapturedValues(&op))
         useful.insert(in);
   }
 }

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Analysis/OpClassification.h"
+#include "fbl/Analysis/ActivityAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -41,17 +42,6 @@ StringRef mlir::fbl::stringifyPhase(Phase phase) {
 StringRef mlir::fbl::stringifyOpClass(OpClass cls) {
   static const char *names[] = {"-", "I", "II", "III", "IV"};
   return names[static_cast<int>(cls)];
-}
-
-/// Operands plus values the op's regions capture from above.
-static SmallVector<Value> inputsOf(Operation *op) {
-  SmallVector<Value> inputs(op->getOperands());
-  if (op->getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op->getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
 }
 
 /// Ops that make values without reading data: they hold no activation.
@@ -189,7 +179,7 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
                       [&](Value v) { return lossDeps.contains(v); }))
       continue;
     forward.insert(op);
-    for (Value in : inputsOf(op))
+    for (Value in : getOperandsAndCapturedValues(op))
       lossDeps.insert(in);
   }
   llvm::DenseSet<Value> forwardArgs;
@@ -215,7 +205,7 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
     if (forward.contains(op))
       continue;
     bool readsState = llvm::any_of(
-        inputsOf(op), [&](Value v) { return optimizerValues.contains(v); });
+        getOperandsAndCapturedValues(op), [&](Value v) { return optimizerValues.contains(v); });
     // An update writes the new parameter, which the function returns.
     bool updatesParam = false;
     bool returnedOnly =

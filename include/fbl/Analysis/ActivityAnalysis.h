@@ -35,6 +35,10 @@ private:
 /// True for float scalars and ranked tensors of floats.
 bool isDifferentiableType(Type type);
 
+/// The operands of `op` and the values its regions use from above: all the
+/// values its results depend on.
+SmallVector<Value> getOperandsAndCapturedValues(Operation *op);
+
 } // namespace mlir::fbl
 
 #endif // FBL_ANALYSIS_ACTIVITYANALYSIS_H
