@@ -213,3 +213,79 @@ OpFoldResult ReshapeViewOp::fold(FoldAdaptor) {
     return getSource();
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+LogicalResult DispatchOp::verify() {
+  if (getGrid().size() != 3 || getWorkgroup().size() != 3)
+    return emitOpError("grid and workgroup need 3 sizes each");
+  if (llvm::any_of(getGrid(), [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(getWorkgroup(), [](int64_t v) { return v < 1; }))
+    return emitOpError("grid and workgroup sizes must be positive");
+  for (auto [g, w] : llvm::zip(getGrid(), getWorkgroup()))
+    if (g % w)
+      return emitOpError("grid [")
+             << getGrid() << "] is not a multiple of workgroup ["
+             << getWorkgroup() << "]";
+  if (getResults().size() != getOuts().size() ||
+      TypeRange(getResults()) != TypeRange(getOuts()))
+    return emitOpError("results must have the types of the outs");
+  Block &body = getBody().front();
+  SmallVector<Type> expected = llvm::to_vector(getIns().getTypes());
+  llvm::append_range(expected, getOuts().getTypes());
+  if (TypeRange(body.getArgumentTypes()) != TypeRange(expected))
+    return emitOpError("body arguments must have the types of ins and outs");
+  for (Value v : getIns())
+    if (!getLayoutEncoding(v.getType()))
+      return emitOpError("operands must carry fbl layout encodings");
+  for (Value v : getOuts())
+    if (!getLayoutEncoding(v.getType()))
+      return emitOpError("operands must carry fbl layout encodings");
+  return success();
+}
+
+/// Memory accesses name a tensor argument of their kernel, of the right
+/// storage kind.
+static LogicalResult verifyKernelAccess(Operation *op, Value handle,
+                                        bool image, bool write) {
+  auto arg = dyn_cast<BlockArgument>(handle);
+  auto dispatch = op->getParentOfType<DispatchOp>();
+  if (!arg || !dispatch || arg.getOwner() != &dispatch.getBody().front())
+    return op->emitOpError("accesses a value that is not a tensor argument "
+                           "of its fbl.dispatch");
+  bool isOut = arg.getArgNumber() >= dispatch.getIns().size();
+  auto layout = getLayoutEncoding(handle.getType());
+  bool isBuffer = isa<BufferLayoutAttr>(layout);
+  if (image == isBuffer)
+    return op->emitOpError(image ? "needs an image, got a buffer"
+                                 : "needs a buffer, got an image");
+  if (image && write != isOut)
+    return op->emitOpError(write ? "writes an input image"
+                                 : "reads an output image");
+  return success();
+}
+
+LogicalResult LoadTexelOp::verify() {
+  return verifyKernelAccess(*this, getImage(), /*image=*/true, /*write=*/false);
+}
+LogicalResult StoreTexelOp::verify() {
+  return verifyKernelAccess(*this, getImage(), /*image=*/true, /*write=*/true);
+}
+LogicalResult LoadElementOp::verify() {
+  if (failed(verifyKernelAccess(*this, getBuffer(), false, false)))
+    return failure();
+  if (getValue().getType() != getBuffer().getType().getElementType())
+    return emitOpError("loads ") << getValue().getType() << " from a buffer of "
+                                 << getBuffer().getType().getElementType();
+  return success();
+}
+LogicalResult StoreElementOp::verify() {
+  if (failed(verifyKernelAccess(*this, getBuffer(), false, true)))
+    return failure();
+  if (getValue().getType() != getBuffer().getType().getElementType())
+    return emitOpError("stores ") << getValue().getType() << " into a buffer of "
+                                  << getBuffer().getType().getElementType();
+  return success();
+}

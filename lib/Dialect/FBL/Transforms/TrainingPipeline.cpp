@@ -1,9 +1,10 @@
 //===- TrainingPipeline.cpp - fbl-training-pipeline -----------------------===//
 //
 // The whole compile of a training step, for fbl-opt:
-//   fbl-autodiff (forward models only) -> fbl-classify-ops ->
-//   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
-//   -> canonicalize, cse -> fbl-training-report (when report= is given).
+//   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
+//   fbl-classify-ops -> fbl-select-layouts -> fbl-materialize-rtile ->
+//   fbl-fold-index-transforms -> canonicalize, cse -> fbl-training-report
+//   (when report= is given) -> fbl-lower-to-kernels (unless kernels=false).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   autodiff.optimizer = options.optimizer;
   autodiff.learningRate = options.learningRate;
   pm.addPass(createFBLAutodiffPass(autodiff));
+  pm.addPass(createFBLDecomposeAggregatesPass());
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;
   select.policy = options.policy;
@@ -38,6 +40,12 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     report.policy = options.policy;
     report.target = options.target;
     pm.addPass(createFBLTrainingReportPass(report));
+  }
+  if (options.kernels) {
+    FBLLowerToKernelsPassOptions lower;
+    lower.target = options.target;
+    pm.addPass(createFBLLowerToKernelsPass(lower));
+    pm.addPass(createCSEPass());
   }
 }
 

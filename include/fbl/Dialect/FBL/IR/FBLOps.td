@@ -103,4 +103,105 @@ def FBL_ReshapeViewOp : FBL_Op<"reshape_view", [Pure]> {
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def FBL_DispatchOp : FBL_Op<"dispatch", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"::mlir::fbl::KernelReturnOp">,
+    AttrSizedOperandSegments]> {
+  let summary = "One kernel launch over encoded tensors";
+  let description = [{
+    A kernel: its body runs once per work-item of a `grid` of work-items
+    grouped by `workgroup`, reads the `ins` tensors and writes the `outs`
+    tensors (fresh memory objects; the results are the written tensors).
+    The body sees each tensor as a block argument of the same type and
+    accesses it only through `fbl.load_texel` / `fbl.store_texel` (images)
+    or `fbl.load_element` / `fbl.store_element` (buffers), with addresses
+    computed in the body from the layout. Emitters print the body; nothing
+    else about a kernel is implicit.
+
+    ```mlir
+    %r = fbl.dispatch @add ins(%a, %b : T, T) outs(%e : T)
+        grid [16, 8, 1] workgroup [8, 8, 1] {
+    ^bb0(%x: T, %y: T, %o: T):
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       Variadic<AnyRankedTensor>:$ins,
+                       Variadic<AnyRankedTensor>:$outs,
+                       DenseI64ArrayAttr:$grid,
+                       DenseI64ArrayAttr:$workgroup);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kernel (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    `grid` $grid `workgroup` $workgroup attr-dict-with-keyword $body
+    (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def FBL_KernelReturnOp : FBL_Op<"kernel_return", [Pure, Terminator,
+    HasParent<"::mlir::fbl::DispatchOp">]> {
+  let summary = "Ends a kernel body";
+  let assemblyFormat = "attr-dict";
+}
+
+def FBL_WorkItemIdOp : FBL_Op<"work_item_id", [Pure]> {
+  let summary = "The work-item's index along one grid dimension";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$id);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+// The RGBA texel kernels read and write.
+def FBL_Texel : VectorOfLengthAndType<[4], [F32]>,
+    BuildableType<"::mlir::VectorType::get({4}, $_builder.getF32Type())">;
+
+class FBL_MemoryAccessOp<string mnemonic, list<Trait> traits = []>
+    : FBL_Op<mnemonic, traits> {
+  let hasVerifier = 1;
+}
+
+def FBL_LoadTexelOp : FBL_MemoryAccessOp<"load_texel"> {
+  let summary = "Reads one RGBA texel of an image (read_imagef)";
+  let arguments = (ins AnyRankedTensor:$image, Index:$layer, Index:$y,
+                       Index:$x);
+  let results = (outs FBL_Texel:$texel);
+  let assemblyFormat = [{
+    $image `[` $layer `,` $y `,` $x `]` attr-dict `:` type($image)
+  }];
+}
+
+def FBL_StoreTexelOp : FBL_MemoryAccessOp<"store_texel"> {
+  let summary = "Writes one RGBA texel of an image (write_imagef)";
+  let arguments = (ins FBL_Texel:$texel,
+                       AnyRankedTensor:$image, Index:$layer, Index:$y,
+                       Index:$x);
+  let assemblyFormat = [{
+    $texel `,` $image `[` $layer `,` $y `,` $x `]` attr-dict `:` type($image)
+  }];
+}
+
+def FBL_LoadElementOp : FBL_MemoryAccessOp<"load_element"> {
+  let summary = "Reads one element of a buffer";
+  let arguments = (ins AnyRankedTensor:$buffer, Index:$offset);
+  let results = (outs AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$value);
+  let assemblyFormat = [{
+    $buffer `[` $offset `]` attr-dict `:` type($buffer) `->` type($value)
+  }];
+}
+
+def FBL_StoreElementOp : FBL_MemoryAccessOp<"store_element"> {
+  let summary = "Writes one element of a buffer";
+  let arguments = (ins AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$value,
+                       AnyRankedTensor:$buffer, Index:$offset);
+  let assemblyFormat = [{
+    $value `,` $buffer `[` $offset `]` attr-dict `:` type($value) `,` type($buffer)
+  }];
+}
+
 #endif // FBL_DIALECT_FBL_IR_FBLOPS_TD

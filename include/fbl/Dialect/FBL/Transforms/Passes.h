@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "mlir/Pass/Pass.h"
@@ -48,6 +49,10 @@ struct TrainingPipelineOptions
                                 llvm::cl::init("none")};
   Option<double> learningRate{*this, "lr", llvm::cl::desc("Learning rate"),
                               llvm::cl::init(1e-3)};
+  Option<bool> kernels{*this, "kernels",
+                       llvm::cl::desc("Lower to fbl.dispatch kernels at the "
+                                      "end (what fbl-translate emits)"),
+                       llvm::cl::init(true)};
 };
 
 /// Adds autodiff (for forward models), classification, layout selection,

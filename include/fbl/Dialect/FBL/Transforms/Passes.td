@@ -186,4 +186,40 @@ def FBLTrainingReportPass : Pass<"fbl-training-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def FBLDecomposeAggregatesPass
+    : Pass<"fbl-decompose-aggregates", "::mlir::ModuleOp"> {
+  let summary = "Decomposes aggregated linalg ops (softmax) into generics";
+  let description = [{
+    `linalg.softmax` and other ops implementing `AggregatedOpInterface`
+    become the linalg generics they stand for (max, exp-sum, normalize), so
+    layout selection and kernel lowering see only structured ops. The
+    training pipeline runs it after fbl-autodiff, which differentiates
+    softmax as a whole.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Turns encoded linalg and fbl ops into fbl.dispatch kernels";
+  let description = [{
+    Every op of a laid-out training function that computes becomes an
+    `fbl.dispatch` whose body reads and writes texels (or buffer elements)
+    at addresses computed from the layouts: linalg ops (one work-item per
+    output texel, reduction loops inside, the op's scalar body inlined,
+    gathers as loads at computed places), relayouts (copies between
+    layouts), and the scatter-add loops of embedding gradients (one
+    work-item, in place on a buffer). Scalar computations the kernels use
+    are rematerialized inside them. Views stay: they are no kernel.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target preset; default: the module's fbl.target">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // FBL_DIALECT_FBL_TRANSFORMS_PASSES_TD

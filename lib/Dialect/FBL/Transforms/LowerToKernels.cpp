@@ -1,0 +1,637 @@
+//===- LowerToKernels.cpp - The fbl-lower-to-kernels pass -----------------===//
+//
+// Turns each computing op of a laid-out function into an fbl.dispatch whose
+// body is explicit: work-item ids, address arithmetic derived from the
+// layout algebra's factor terms, texel and element accesses, and the op's
+// scalar code. The emitters only print it.
+//
+//  - linalg ops: one work-item per output texel (per element for buffers);
+//    each of the texel's four channels maps back to a logical output index
+//    (padding channels are written as zero), reduction loops run inside,
+//    inputs are read through their layouts, the body is inlined.
+//  - fbl.relayout: the same kernel with a load of the source as its body.
+//  - scf.for scatter loops over buffers: one work-item copies the initial
+//    buffer and runs the loop nest in place.
+//  - scalars the kernels use (constants, bias corrections computed from a
+//    step count) are recomputed inside each kernel that needs them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::fbl {
+#define GEN_PASS_DEF_FBLLOWERTOKERNELSPASS
+#include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+} // namespace mlir::fbl
+
+using namespace mlir;
+using namespace mlir::fbl;
+namespace fl = ::fbl::layout;
+
+namespace {
+
+/// Emits index arithmetic for layouts.
+struct Addressing {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t k) {
+    return k == 1 ? x : Value(arith::MulIOp::create(b, loc, x, c(k)));
+  }
+  Value div(Value x, int64_t k) {
+    return k == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, c(k)));
+  }
+  Value rem(Value x, int64_t k) {
+    return arith::RemUIOp::create(b, loc, x, c(k));
+  }
+  Value lt(Value x, int64_t k) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(k));
+  }
+  Value andi(Value x, Value y) {
+    return x ? Value(arith::AndIOp::create(b, loc, x, y)) : y;
+  }
+
+  /// (layer, y, x, channel) of logical index `idx` in `type`'s layout.
+  std::array<Value, 4> texelOf(RankedTensorType type, ValueRange idx) {
+    fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    Value axes[3] = {c(0), c(0), c(0)};
+    for (unsigned a = 0; a < fl::kNumAxes; ++a)
+      for (const fl::FactorTerm &t : layout.terms(shape, static_cast<fl::Axis>(a))) {
+        Value v = div(idx[t.factor.dim], t.divisor);
+        if (t.modulus)
+          v = rem(v, t.modulus);
+        axes[a] = add(axes[a], mul(v, t.stride));
+      }
+    Value channel = layout.packedDim() < 0
+                        ? c(0)
+                        : rem(idx[layout.packedDim()], fl::kTexelChannels);
+    return {axes[2], axes[1], axes[0], channel};
+  }
+
+  /// The logical index held by channel `channel` of texel (layer, y, x),
+  /// and whether it is an element (not padding).
+  std::pair<SmallVector<Value>, Value>
+  logicalOf(RankedTensorType type, Value layer, Value y, Value x,
+            int64_t channel) {
+    fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    unsigned rank = type.getRank();
+    SmallVector<Value> tileIdx(rank, c(0)), elemIdx(rank, c(0));
+    Value coords[3] = {x, y, layer};
+    for (unsigned a = 0; a < fl::kNumAxes; ++a)
+      for (const fl::FactorTerm &t :
+           layout.terms(shape, static_cast<fl::Axis>(a))) {
+        Value v = rem(div(coords[a], t.stride), t.extent);
+        (t.factor.level == fl::Level::Tile ? tileIdx : elemIdx)[t.factor.dim] =
+            v;
+      }
+    SmallVector<Value> idx;
+    Value valid;
+    for (unsigned d = 0; d < rank; ++d) {
+      Value i = mul(tileIdx[d], layout.tile()[d]);
+      if (static_cast<int>(d) == layout.packedDim())
+        i = add(i, add(mul(elemIdx[d], fl::kTexelChannels), c(channel)));
+      else
+        i = add(i, elemIdx[d]);
+      idx.push_back(i);
+      valid = andi(valid, lt(i, shape[d]));
+    }
+    if (layout.packedDim() < 0 && channel != 0)
+      valid = arith::ConstantIntOp::create(b, loc, 0, 1);
+    if (!valid)
+      valid = arith::ConstantIntOp::create(b, loc, 1, 1);
+    return {idx, valid};
+  }
+
+  /// Row-major offset of `idx` in `type`.
+  Value linear(RankedTensorType type, ValueRange idx) {
+    Value off = c(0);
+    for (unsigned d = 0; d < idx.size(); ++d)
+      off = add(mul(off, type.getDimSize(d)), idx[d]);
+    return off;
+  }
+
+  /// Loads the element at `idx` of the kernel argument `handle`.
+  Value load(Value handle, ValueRange idx) {
+    auto type = cast<RankedTensorType>(handle.getType());
+    if (isa<BufferLayoutAttr>(type.getEncoding()))
+      return LoadElementOp::create(b, loc, type.getElementType(), handle,
+                                   linear(type, idx));
+    std::array<Value, 4> t = texelOf(type, idx);
+    Value texel = LoadTexelOp::create(b, loc, VectorType::get({4}, b.getF32Type()),
+                                      handle, t[0], t[1], t[2]);
+    return vector::ExtractOp::create(b, loc, texel, OpFoldResult(t[3]));
+  }
+};
+
+/// Builds one fbl.dispatch.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, TargetAttr target)
+      : b(b), loc(loc), target(target) {}
+
+  /// Adds a tensor input; returns its handle inside the body (valid after
+  /// `begin`).
+  unsigned addInput(Value v) {
+    auto it = llvm::find(ins, v);
+    if (it != ins.end())
+      return it - ins.begin();
+    ins.push_back(v);
+    return ins.size() - 1;
+  }
+
+  /// Creates the dispatch writing a fresh `resultType` over `grid` work-items
+  /// and positions the builder in its body.
+  void begin(StringRef name, RankedTensorType resultType,
+             ArrayRef<int64_t> items) {
+    Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                        resultType.getElementType(),
+                                        resultType.getEncoding());
+    SmallVector<int64_t> wg = {1, 1, 1}, grid = {1, 1, 1};
+    ArrayRef<int64_t> pref = target.getPreferredWorkgroup();
+    for (unsigned d = 0; d < 3 && d < items.size(); ++d) {
+      int64_t want = d < 2 ? pref[d] : 1;
+      wg[d] = std::min<int64_t>(want, llvm::PowerOf2Ceil(items[d]));
+      grid[d] = llvm::alignTo(items[d], wg[d]);
+    }
+    dispatch = DispatchOp::create(
+        b, loc, TypeRange{resultType},
+        FlatSymbolRefAttr::get(b.getContext(), name), ins, ValueRange{out},
+        b.getDenseI64ArrayAttr(grid), b.getDenseI64ArrayAttr(wg));
+    Block *body = new Block();
+    dispatch.getBody().push_back(body);
+    for (Value v : ins)
+      body->addArgument(v.getType(), loc);
+    body->addArgument(resultType, loc);
+    saved = b.saveInsertionPoint();
+    b.setInsertionPointToStart(body);
+    KernelReturnOp::create(b, loc);
+    b.setInsertionPointToStart(body);
+  }
+
+  Value inputHandle(unsigned i) { return dispatch.getBody().getArgument(i); }
+  Value outputHandle() {
+    return dispatch.getBody().getArgument(ins.size());
+  }
+  Value workItem(unsigned d) {
+    return WorkItemIdOp::create(b, loc, b.getIndexType(),
+                                b.getI64IntegerAttr(d));
+  }
+
+  DispatchOp end() {
+    b.restoreInsertionPoint(saved);
+    return dispatch;
+  }
+
+  /// Emits the per-texel (or per-element) loop body: `compute(idx)` gives
+  /// the output element at logical index `idx`.
+  void forEachOutputElement(
+      function_ref<Value(ValueRange idx)> compute) {
+    auto type = cast<RankedTensorType>(outputHandle().getType());
+    Addressing a{b, loc};
+    Type elem = type.getElementType();
+    if (isa<BufferLayoutAttr>(type.getEncoding())) {
+      Value i = workItem(0);
+      auto guard = scf::IfOp::create(b, loc, a.lt(i, type.getNumElements()),
+                                     /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
+      SmallVector<Value> idx(type.getRank());
+      Value rest = i;
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        idx[d] = a.rem(rest, type.getDimSize(d));
+        rest = a.div(rest, type.getDimSize(d));
+      }
+      StoreElementOp::create(b, loc, compute(idx), outputHandle(),
+                             a.linear(type, idx));
+      b.setInsertionPointAfter(guard);
+      return;
+    }
+    fl::Extents e = getLayoutEncoding(type).getExtents(type.getShape());
+    Value x = workItem(0), y = workItem(1), layer = workItem(2);
+    auto guard = scf::IfOp::create(
+        b, loc, a.andi(a.lt(x, e.width), a.lt(y, e.height)), false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    SmallVector<Value> channels;
+    for (int64_t ch = 0; ch < 4; ++ch) {
+      auto [idx, valid] = a.logicalOf(type, layer, y, x, ch);
+      auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, valid, true);
+      b.setInsertionPointToStart(&pick.getThenRegion().front());
+      scf::YieldOp::create(b, loc, compute(idx));
+      b.setInsertionPointToStart(&pick.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc, Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))));
+      b.setInsertionPointAfter(pick);
+      Value v = pick.getResult(0);
+      if (!elem.isF32())
+        v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+      channels.push_back(v);
+    }
+    Value texel = vector::FromElementsOp::create(
+        b, loc, VectorType::get({4}, b.getF32Type()), channels);
+    StoreTexelOp::create(b, loc, texel, outputHandle(), layer, y, x);
+    b.setInsertionPointAfter(guard);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  TargetAttr target;
+  SmallVector<Value> ins;
+  DispatchOp dispatch;
+  OpBuilder::InsertPoint saved;
+};
+
+/// Items of the kernel grid for an output of `type`: texels or elements.
+SmallVector<int64_t> gridFor(RankedTensorType type) {
+  if (isa<BufferLayoutAttr>(type.getEncoding()))
+    return {type.getNumElements(), 1, 1};
+  fl::Extents e = getLayoutEncoding(type).getExtents(type.getShape());
+  return {e.width, e.height, e.layers};
+}
+
+} // namespace
+
+/// Collects the tensors a scalar chain reads (they become kernel inputs).
+static void collectScalarInputs(Value v, KernelBuilder &kb,
+                                llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return;
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<RankedTensorType>(v.getType()))
+    return;
+  if (auto extract = dyn_cast<tensor::ExtractOp>(def))
+    kb.addInput(extract.getTensor());
+  for (Value operand : def->getOperands())
+    collectScalarInputs(operand, kb, seen);
+}
+
+/// Clones the scalar chain of `v` into the kernel; element reads of
+/// tensors become loads from the kernel's inputs.
+static FailureOr<Value> cloneScalar(Value v, KernelBuilder &kb,
+                                    IRMapping &mapping) {
+  if (Value m = mapping.lookupOrNull(v))
+    return m;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return failure();
+  SmallVector<Value> operands;
+  for (Value operand : def->getOperands()) {
+    if (isa<RankedTensorType>(operand.getType()) &&
+        isa<tensor::ExtractOp>(def)) {
+      operands.push_back(operand);
+      continue;
+    }
+    FailureOr<Value> m = cloneScalar(operand, kb, mapping);
+    if (failed(m))
+      return failure();
+    operands.push_back(*m);
+  }
+  Value result;
+  if (auto extract = dyn_cast<tensor::ExtractOp>(def)) {
+    unsigned n = kb.addInput(extract.getTensor());
+    Addressing a{kb.b, kb.loc};
+    result = a.load(kb.inputHandle(n), ValueRange(operands).drop_front());
+  } else {
+    if (def->getNumRegions() || !isPure(def))
+      return failure();
+    Operation *clone = kb.b.clone(*def, mapping);
+    result = clone->getResult(cast<OpResult>(v).getResultNumber());
+  }
+  mapping.map(v, result);
+  return result;
+}
+
+/// Lowers a linalg op on encoded tensors.
+static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
+                                 unsigned &counter) {
+  if (op->getNumResults() != 1)
+    return op.emitOpError("fbl-lower-to-kernels: ops with several results "
+                          "are not supported");
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.getEncoding())
+      return op.emitOpError("fbl-lower-to-kernels: operand without a layout; "
+                            "run fbl-select-layouts first");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  KernelBuilder kb(b, loc, target);
+  Block &body = *op.getBlock();
+  OpOperand *init = op.getDpsInitOperand(0);
+  bool readsInit = op.payloadUsesValueFromOperand(init);
+  // Kernel inputs: tensor inputs, the init when read, captured tensors, and
+  // tensors that captured or operand scalars read.
+  SmallVector<int> inputIndex(op->getNumOperands(), -1);
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<RankedTensorType>(in->get().getType()))
+      inputIndex[in->getOperandNumber()] = kb.addInput(in->get());
+  if (readsInit)
+    inputIndex[init->getOperandNumber()] = kb.addInput(init->get());
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegion(0), captured);
+  llvm::DenseSet<Value> seen;
+  for (Value v : captured) {
+    if (isa<RankedTensorType>(v.getType()))
+      kb.addInput(v);
+    else
+      collectScalarInputs(v, kb, seen);
+  }
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (!isa<RankedTensorType>(in->get().getType()))
+      collectScalarInputs(in->get(), kb, seen);
+
+  std::string name = ("k" + Twine(counter++) + "_" +
+                      op->getName().getStringRef().drop_front(7))
+                         .str();
+  kb.begin(name, resultType, gridFor(resultType));
+  IRMapping scalars;
+  for (Value v : captured)
+    if (isa<RankedTensorType>(v.getType()))
+      scalars.map(v, kb.inputHandle(kb.addInput(v)));
+  LogicalResult status = success();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap outMap = maps.back();
+
+  kb.forEachOutputElement([&](ValueRange outIdx) -> Value {
+    Addressing a{b, loc};
+    SmallVector<Value> ivs(op.getNumLoops());
+    for (auto [r, e] : llvm::enumerate(outMap.getResults()))
+      ivs[cast<AffineDimExpr>(e).getPosition()] = outIdx[r];
+    Type elem = resultType.getElementType();
+    Value acc = readsInit
+                    ? a.load(kb.inputHandle(inputIndex[init->getOperandNumber()]),
+                             outIdx)
+                    : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
+    // The loop nest over reduction dims, outermost first.
+    std::function<Value(unsigned, Value)> nest = [&](unsigned d,
+                                                     Value acc) -> Value {
+      while (d < ivs.size() && iters[d] != utils::IteratorType::reduction)
+        ++d;
+      if (d < ivs.size()) {
+        auto loop = scf::ForOp::create(b, loc, a.c(0), a.c(ranges[d]), a.c(1),
+                                       ValueRange{acc});
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        ivs[d] = loop.getInductionVar();
+        Value next = nest(d + 1, loop.getRegionIterArg(0));
+        scf::YieldOp::create(b, loc, next);
+        return loop.getResult(0);
+      }
+      // Innermost: load the inputs and inline the body.
+      IRMapping mapping = scalars;
+      for (OpOperand *in : op.getDpsInputOperands()) {
+        BlockArgument arg = body.getArgument(in->getOperandNumber());
+        if (!isa<RankedTensorType>(in->get().getType())) {
+          FailureOr<Value> s = cloneScalar(in->get(), kb, mapping);
+          if (failed(s)) {
+            status = op.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                                    "scalar operand inside the kernel");
+            return acc;
+          }
+          mapping.map(arg, *s);
+          continue;
+        }
+        AffineMap m = op.getMatchingIndexingMap(in);
+        SmallVector<Value> idx;
+        for (AffineExpr e : m.getResults())
+          idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+        mapping.map(arg, a.load(kb.inputHandle(
+                                    inputIndex[in->getOperandNumber()]),
+                                idx));
+      }
+      mapping.map(body.getArgument(init->getOperandNumber()), acc);
+      for (Operation &inner : body.without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          mapping.map(index.getResult(), ivs[index.getDim()]);
+          continue;
+        }
+        if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
+            extract && scalars.contains(extract.getTensor())) {
+          SmallVector<Value> idx;
+          for (Value i : extract.getIndices())
+            idx.push_back(mapping.lookupOrDefault(i));
+          mapping.map(extract.getResult(),
+                      a.load(scalars.lookup(extract.getTensor()), idx));
+          continue;
+        }
+        for (Value operand : inner.getOperands())
+          if (!mapping.contains(operand) &&
+              operand.getParentRegion() != &op->getRegion(0)) {
+            FailureOr<Value> s = cloneScalar(operand, kb, mapping);
+            if (failed(s)) {
+              status = inner.emitOpError("fbl-lower-to-kernels: cannot "
+                                         "compute a captured value inside "
+                                         "the kernel");
+              return acc;
+            }
+          }
+        b.clone(inner, mapping);
+      }
+      return mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+    };
+    return nest(0, acc);
+  });
+  DispatchOp dispatch = kb.end();
+  if (failed(status))
+    return failure();
+  op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  op->erase();
+  return success();
+}
+
+/// Lowers fbl.relayout to a copy kernel.
+static void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter) {
+  OpBuilder b(op);
+  KernelBuilder kb(b, op.getLoc(), target);
+  unsigned src = kb.addInput(op.getSource());
+  RankedTensorType type = op.getType();
+  kb.begin(("k" + Twine(counter++) + "_relayout").str(), type, gridFor(type));
+  kb.forEachOutputElement([&](ValueRange idx) {
+    Addressing a{b, op.getLoc()};
+    return a.load(kb.inputHandle(src), idx);
+  });
+  DispatchOp dispatch = kb.end();
+  op.getResult().replaceAllUsesWith(dispatch.getResult(0));
+  op.erase();
+}
+
+/// Clones the loop nest of a scatter loop into a kernel, in place on `out`.
+static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
+                                      KernelBuilder &kb, IRMapping &mapping,
+                                      llvm::DenseSet<Value> &bufferValues) {
+  OpBuilder &b = kb.b;
+  Location loc = loop.getLoc();
+  Value lb = mapping.lookupOrDefault(loop.getLowerBound());
+  Value ub = mapping.lookupOrDefault(loop.getUpperBound());
+  Value step = mapping.lookupOrDefault(loop.getStep());
+  for (Value v : {lb, ub, step})
+    if (!v.getParentRegion() ||
+        !kb.dispatch->isAncestor(v.getParentRegion()->getParentOp()))
+      return failure();
+  auto inner = scf::ForOp::create(b, loc, lb, ub, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(inner.getBody());
+  mapping.map(loop.getInductionVar(), inner.getInductionVar());
+  for (BlockArgument arg : loop.getRegionIterArgs())
+    bufferValues.insert(arg);
+  Addressing a{b, loc};
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto nested = dyn_cast<scf::ForOp>(op)) {
+      if (failed(cloneScatterNest(nested, out, kb, mapping, bufferValues)))
+        return failure();
+      for (Value r : nested.getResults())
+        bufferValues.insert(r);
+      continue;
+    }
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+      SmallVector<Value> idx;
+      for (Value i : extract.getIndices())
+        idx.push_back(mapping.lookupOrDefault(i));
+      Value t = extract.getTensor();
+      Value handle = bufferValues.contains(t) ? out : mapping.lookupOrNull(t);
+      if (!handle)
+        return failure();
+      auto type = cast<RankedTensorType>(handle.getType());
+      Value v = isa<BufferLayoutAttr>(type.getEncoding()) &&
+                        handle == out
+                    ? Value(LoadElementOp::create(b, loc, type.getElementType(),
+                                                  out, a.linear(type, idx)))
+                    : a.load(handle, idx);
+      mapping.map(extract.getResult(), v);
+      continue;
+    }
+    if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
+      SmallVector<Value> idx;
+      for (Value i : insert.getIndices())
+        idx.push_back(mapping.lookupOrDefault(i));
+      auto type = cast<RankedTensorType>(out.getType());
+      StoreElementOp::create(b, loc, mapping.lookupOrDefault(insert.getScalar()),
+                             out, a.linear(type, idx));
+      bufferValues.insert(insert.getResult());
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      if (!mapping.contains(operand) &&
+          !kb.dispatch->isAncestor(operand.getParentRegion()->getParentOp()))
+        if (failed(cloneScalar(operand, kb, mapping)))
+          return failure();
+    b.clone(op, mapping);
+  }
+  return success();
+}
+
+/// Lowers a scatter loop nest (tensor iter_args in buffers) to a kernel of
+/// one work-item.
+static LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
+                                      unsigned &counter) {
+  if (loop.getNumResults() != 1)
+    return loop.emitOpError("fbl-lower-to-kernels: loops with several "
+                            "results are not supported");
+  auto type = cast<RankedTensorType>(loop.getResult(0).getType());
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  KernelBuilder kb(b, loc, target);
+  unsigned initIndex = kb.addInput(loop.getInitArgs()[0]);
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(loop.getRegion(), captured);
+  llvm::DenseSet<Value> seen;
+  for (Value v : captured) {
+    if (isa<RankedTensorType>(v.getType()))
+      kb.addInput(v);
+    else
+      collectScalarInputs(v, kb, seen);
+  }
+  for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+    collectScalarInputs(v, kb, seen);
+  kb.begin(("k" + Twine(counter++) + "_scatter").str(), type, {1, 1, 1});
+  Value out = kb.outputHandle();
+  IRMapping mapping;
+  for (auto [i, v] : llvm::enumerate(kb.ins))
+    mapping.map(v, kb.inputHandle(i));
+  Addressing a{b, loc};
+  // Copy the initial values, then scatter in place.
+  auto copy = scf::ForOp::create(b, loc, a.c(0), a.c(type.getNumElements()),
+                                 a.c(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value i = copy.getInductionVar();
+    SmallVector<Value> idx(type.getRank());
+    Value rest = i;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      idx[d] = a.rem(rest, type.getDimSize(d));
+      rest = a.div(rest, type.getDimSize(d));
+    }
+    StoreElementOp::create(b, loc, a.load(kb.inputHandle(initIndex), idx), out,
+                           i);
+  }
+  for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+    if (failed(cloneScalar(v, kb, mapping)))
+      return loop.emitOpError("fbl-lower-to-kernels: cannot compute the loop "
+                              "bounds inside the kernel");
+  llvm::DenseSet<Value> bufferValues;
+  if (failed(cloneScatterNest(loop, out, kb, mapping, bufferValues))) {
+    kb.end();
+    return loop.emitOpError("fbl-lower-to-kernels: cannot lower this loop");
+  }
+  DispatchOp dispatch = kb.end();
+  loop.getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  loop.erase();
+  return success();
+}
+
+namespace {
+struct LowerToKernelsPass
+    : public mlir::fbl::impl::FBLLowerToKernelsPassBase<LowerToKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TargetAttr targetAttr = resolveTarget(module, target);
+    if (!targetAttr)
+      return signalPassFailure();
+    unsigned counter = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      // Only laid-out functions are lowered.
+      bool encoded = llvm::any_of(func.getArgumentTypes(), [](Type t) {
+        return getLayoutEncoding(t) != nullptr;
+      });
+      if (!encoded)
+        continue;
+      SmallVector<Operation *> work;
+      for (Operation &op : func.getBody().front())
+        if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp>(op))
+          work.push_back(&op);
+      for (Operation *op : work) {
+        LogicalResult r = success();
+        if (auto l = dyn_cast<linalg::LinalgOp>(op))
+          r = lowerLinalg(l, targetAttr, counter);
+        else if (auto relayout = dyn_cast<RelayoutOp>(op))
+          lowerRelayout(relayout, targetAttr, counter);
+        else
+          r = lowerScatterLoop(cast<scf::ForOp>(op), targetAttr, counter);
+        if (failed(r))
+          return signalPassFailure();
+      }
+      // Scalar code and tensors only kernels used are dead now.
+      Block &block = func.getBody().front();
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+        if (!isa<DispatchOp>(op) && isOpTriviallyDead(&op))
+          op.erase();
+    }
+  }
+};
+} // namespace

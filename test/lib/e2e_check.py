@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Runs a compiled training step on OpenCL and compares it with the oracle.
+
+  e2e_check.py MODEL.mlir --policy P --target T --fbl-opt ... --fbl-translate
+      ... --fbl-run ... --llvm-bin DIR [--device SEL] [--rtol R] [--atol A]
+
+1. Inputs: fixed pseudo-random arrays (GRADCHECK-ARG directives in the model
+   give ranges), written as .npy.
+2. Oracle (DESIGN §7): fbl-autodiff's @f_grad lowered by upstream mlir-opt
+   and run by mlir-runner on the same inputs.
+3. fbl: fbl-opt --fbl-training-pipeline, fbl-translate --fbl-to-opencl,
+   fbl-run on the device; results read back from resultJ.npy.
+4. Every result compared elementwise: |fbl - oracle| <= atol + rtol |oracle|.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gradcheck  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--policy", default="fblayout")
+    ap.add_argument("--target", default="pocl-cpu")
+    ap.add_argument("--fbl-opt", required=True)
+    ap.add_argument("--fbl-translate", required=True)
+    ap.add_argument("--fbl-run", required=True)
+    ap.add_argument("--llvm-bin", required=True)
+    ap.add_argument("--device", default="")
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+
+    src = open(args.model).read()
+    ranges = {}
+    for m in re.finditer(r"//\s*GRADCHECK-ARG:\s*(\d+)\s+(uniform|ints)\s+(\S+)\s+(\S+)", src):
+        ranges[int(m.group(1))] = (m.group(2), float(m.group(3)), float(m.group(4)))
+    name, fargs = gradcheck.find_forward(re.sub(r"//[^\n]*", "", src))
+    rng = gradcheck.Rng(args.seed)
+    inputs = []
+    for i, (ty, _) in enumerate(fargs):
+        dims, elem = gradcheck.parse_tensor_type(ty)
+        n = int(np.prod(dims)) if dims else 1
+        kind, lo, hi = ranges.get(i, ("uniform", -1.0, 1.0))
+        if kind == "ints":
+            vals = [int(lo + (hi - lo) * rng.next()) for _ in range(n)]
+        else:
+            vals = [lo + (hi - lo) * rng.next() for _ in range(n)]
+        inputs.append((dims, elem, vals))
+    params = [i for i, (_, p) in enumerate(fargs) if p]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # The oracle.
+        ad = gradcheck.run([args.fbl_opt, args.model, "--fbl-autodiff"])
+        body, call_args, types = [], [], []
+        for i, (dims, elem, vals) in enumerate(inputs):
+            attr, ty = gradcheck.dense(vals, dims, elem)
+            flat_ty = attr.split(" : ")[1]
+            if dims:
+                body.append(f"    %f{i} = arith.constant {attr}")
+                groups = "[[" + ", ".join(str(k) for k in range(len(dims))) + "]]"
+                body.append(f"    %in{i} = tensor.expand_shape %f{i} {groups} output_shape "
+                            f"[{', '.join(map(str, dims))}] : {flat_ty} into {ty}")
+            else:
+                body.append(f"    %in{i} = arith.constant {attr}")
+            call_args.append(f"%in{i}")
+            types.append(ty)
+        res_types = ["tensor<f32>"] + [types[p] for p in params]
+        res = ", ".join(f"%g{k}" for k in range(len(res_types)))
+        body.append(f"    {res} = func.call @{name}_grad({', '.join(call_args)}) : "
+                    f"({', '.join(types)}) -> ({', '.join(res_types)})")
+        for k, t in enumerate(res_types):
+            body.append(f"    %u{k} = tensor.cast %g{k} : {t} to tensor<*xf32>")
+            body.append(f"    %m{k} = bufferization.to_buffer %u{k} : tensor<*xf32> to memref<*xf32>")
+            body.append(f"    func.call @printMemrefF32(%m{k}) : (memref<*xf32>) -> ()")
+        body.append("    return")
+        harness = ad.rstrip()[:-1] + "\n  func.func private @printMemrefF32(memref<*xf32>)\n" + \
+            "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
+        path = os.path.join(tmp, "oracle.mlir")
+        open(path, "w").write(harness)
+        pipeline = []
+        if "linalg.softmax" in harness:
+            pipeline.append("--pass-pipeline=builtin.module(func.func(linalg-generalize-named-ops))")
+        lowered = gradcheck.run([os.path.join(args.llvm_bin, "mlir-opt"), path,
+                                 "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+                                 "--convert-linalg-to-loops", "--convert-scf-to-cf", "--expand-strided-metadata",
+                                 "--lower-affine", "--convert-math-to-llvm", "--convert-math-to-libm",
+                                 "--finalize-memref-to-llvm", "--convert-arith-to-llvm", "--convert-index-to-llvm",
+                                 "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"])
+        libs = os.path.join(os.path.dirname(args.llvm_bin), "lib")
+        out = gradcheck.run([os.path.join(args.llvm_bin, "mlir-runner"), "-e", "main",
+                             "-entry-point-result=void",
+                             f"-shared-libs={libs}/libmlir_runner_utils.so,{libs}/libmlir_c_runner_utils.so"],
+                            stdin=lowered)
+        oracle = []
+        for b in out.split("Unranked Memref")[1:]:
+            data = b.split("data =", 1)[1]
+            oracle.append(np.array([float(x) for x in re.findall(
+                r"[-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)", data)], dtype=np.float64))
+
+        # fbl.
+        compiled = os.path.join(tmp, "compiled.mlir")
+        gradcheck.run([args.fbl_opt, args.model,
+                       f"--fbl-training-pipeline=policy={args.policy} target={args.target}",
+                       "-o", compiled])
+        bundle = os.path.join(tmp, "bundle")
+        gradcheck.run([args.fbl_translate, "--fbl-to-opencl", compiled, "-o", bundle])
+        cmd = [args.fbl_run, bundle, "--output-dir", os.path.join(tmp, "out")]
+        if args.device:
+            cmd += ["--device", args.device]
+        for i, (dims, elem, vals) in enumerate(inputs):
+            f = os.path.join(tmp, f"arg{i}.npy")
+            dtype = np.float32 if elem == "f32" else np.int64 if elem == "i64" else np.int32
+            np.save(f, np.array(vals, dtype=dtype).reshape(dims))
+            cmd += ["--input", f"arg{i}={f}"]
+        run_out = gradcheck.run(cmd)
+        ok = True
+        print(f"e2e @{name}_grad policy={args.policy} target={args.target}: "
+              + run_out.splitlines()[0])
+        for j, want in enumerate(oracle):
+            got = np.load(os.path.join(tmp, "out", f"result{j}.npy")).astype(np.float64).ravel()
+            err = np.abs(got - want)
+            tol = args.atol + args.rtol * np.abs(want)
+            bad = int(np.sum(err > tol))
+            worst = float(np.max(err / tol)) if want.size else 0.0
+            print(f"  result{j}: {want.size} elements, worst err/tol {worst:.3f}, {bad} out of tolerance")
+            ok &= bad == 0 and got.size == want.size
+        print("E2E PASS" if ok else "E2E FAIL")
+        sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

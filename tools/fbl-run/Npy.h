@@ -1,0 +1,31 @@
+//===- Npy.h - Reading and writing .npy files -------------------*- C++ -*-===//
+//
+// The NumPy .npy format (version 1.0, little-endian, C order) for the
+// element types fbl bundles use: f32 (f64 files are converted), i64, i32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_TOOLS_FBLRUN_NPY_H
+#define FBL_TOOLS_FBLRUN_NPY_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fbl::npy {
+
+struct Array {
+  std::vector<int64_t> shape;
+  std::string dtype; ///< "f32", "i64" or "i32"
+  std::vector<uint8_t> data;
+};
+
+/// Reads `path`; throws std::runtime_error with a readable message.
+Array read(const std::string &path);
+
+/// Writes `array` to `path`; throws std::runtime_error on failure.
+void write(const std::string &path, const Array &array);
+
+} // namespace fbl::npy
+
+#endif // FBL_TOOLS_FBLRUN_NPY_H

@@ -1,0 +1,225 @@
+//===- fbl-run.cpp - Run a compiled fbl bundle ----------------------------===//
+//
+//   fbl-run DIR [--input argI=FILE.npy]... [--random-inputs SEED]
+//               [--output-dir OUT] [--iterations N] [--profile]
+//               [--device SEL] [--print-target] [--list-devices]
+//
+// Feeds the entry function's arguments, runs the schedule, prints the median
+// step time (and a per-kernel table with --profile), and writes result J as
+// OUT/resultJ.npy. Errors are one line on stderr and a non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+
+#include "fbl_runtime/fbl_runtime.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: fbl-run DIR [--input argI=FILE.npy]... "
+               "[--random-inputs SEED]\n"
+               "               [--output-dir OUT] [--iterations N] "
+               "[--profile] [--device SEL]\n"
+               "       fbl-run --print-target [--device SEL]\n"
+               "       fbl-run --list-devices\n");
+  return 2;
+}
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "fbl-run: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void check(fbl_status s) {
+  if (s != FBL_OK)
+    die(fbl_last_error());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string bundle, outputDir, device;
+  std::map<size_t, std::string> inputs;
+  long seed = -1;
+  int iterations = 1;
+  bool profile = false, printTarget = false, listDevices = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        die("option " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--input") {
+      std::string v = value();
+      size_t eq = v.find('=');
+      if (v.rfind("arg", 0) != 0 || eq == std::string::npos)
+        die("--input takes argI=FILE.npy, got '" + v + "'");
+      try {
+        inputs[std::stoul(v.substr(3, eq - 3))] = v.substr(eq + 1);
+      } catch (const std::exception &) {
+        die("--input takes argI=FILE.npy, got '" + v + "'");
+      }
+    } else if (a == "--random-inputs") {
+      try {
+        seed = std::stol(value());
+      } catch (const std::exception &) {
+        die("--random-inputs takes an integer seed");
+      }
+    } else if (a == "--output-dir") {
+      outputDir = value();
+    } else if (a == "--iterations") {
+      try {
+        iterations = std::stoi(value());
+      } catch (const std::exception &) {
+        die("--iterations takes a positive integer");
+      }
+      if (iterations < 1)
+        die("--iterations takes a positive integer");
+    } else if (a == "--profile") {
+      profile = true;
+    } else if (a == "--device") {
+      device = value();
+    } else if (a == "--print-target") {
+      printTarget = true;
+    } else if (a == "--list-devices") {
+      listDevices = true;
+    } else if (a == "-h" || a == "--help") {
+      return usage();
+    } else if (!a.empty() && a[0] == '-') {
+      die("unknown option " + a);
+    } else if (bundle.empty()) {
+      bundle = a;
+    } else {
+      return usage();
+    }
+  }
+  if (listDevices) {
+    char buf[8192];
+    check(fbl_list_devices(buf, sizeof(buf)));
+    std::fputs(buf, stdout);
+    return 0;
+  }
+  if (printTarget) {
+    char buf[2048];
+    check(fbl_describe_device(device.c_str(), buf, sizeof(buf)));
+    std::printf("%s\n", buf);
+    return 0;
+  }
+  if (bundle.empty())
+    return usage();
+
+  fbl_session *session = nullptr;
+  check(fbl_session_open(bundle.c_str(), device.c_str(), &session));
+  std::printf("device: %s\n", fbl_session_device_name(session));
+  size_t numInputs = fbl_session_num_inputs(session);
+  for (const auto &[i, path] : inputs)
+    if (i >= numInputs)
+      die("--input arg" + std::to_string(i) + ": the bundle has " +
+          std::to_string(numInputs) + " inputs");
+  std::mt19937_64 rng(seed < 0 ? 0 : seed);
+  for (size_t i = 0; i < numInputs; ++i) {
+    int64_t shape[8];
+    size_t rank;
+    const char *dtype;
+    int isParam;
+    check(fbl_session_tensor_info(session, 0, i, shape, &rank, &dtype,
+                                  &isParam));
+    std::vector<int64_t> want(shape, shape + rank);
+    int64_t n = 1;
+    for (int64_t d : want)
+      n *= d;
+    fbl::npy::Array array;
+    if (auto it = inputs.find(i); it != inputs.end()) {
+      try {
+        array = fbl::npy::read(it->second);
+      } catch (const std::exception &e) {
+        die(e.what());
+      }
+      if (array.shape != want || array.dtype != dtype) {
+        std::string s;
+        for (int64_t d : want)
+          s += std::to_string(d) + "x";
+        die("arg" + std::to_string(i) + " needs a " + s + dtype +
+            " array; " + it->second + " holds another shape or type");
+      }
+    } else if (seed >= 0) {
+      array.shape = want;
+      array.dtype = dtype;
+      if (std::string(dtype) == "f32") {
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<float> v(n);
+        for (float &x : v)
+          x = dist(rng);
+        array.data.resize(n * 4);
+        std::memcpy(array.data.data(), v.data(), n * 4);
+      } else {
+        // Integer inputs (token ids, labels) are zeros: always in range.
+        array.data.assign(n * (std::string(dtype) == "i64" ? 8 : 4), 0);
+      }
+    } else {
+      die("arg" + std::to_string(i) +
+          " is not given: pass --input arg" + std::to_string(i) +
+          "=FILE.npy or --random-inputs SEED");
+    }
+    check(fbl_session_set_input(session, i, array.data.data(),
+                                array.data.size()));
+  }
+  check(fbl_session_run(session, iterations, profile));
+  std::printf("median step time: %.3f ms over %d iteration%s\n",
+              fbl_session_median_ms(session), iterations,
+              iterations == 1 ? "" : "s");
+  std::printf("device memory: %.1f KiB\n",
+              fbl_session_device_bytes(session) / 1024.0);
+  if (profile) {
+    std::printf("%-28s %12s\n", "kernel", "ms");
+    for (size_t k = 0; k < fbl_session_num_kernels(session); ++k)
+      std::printf("%-28s %12.4f\n", fbl_session_kernel_name(session, k),
+                  fbl_session_kernel_ms(session, k));
+  }
+  if (!outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec)
+      die("cannot create " + outputDir + ": " + ec.message());
+    for (size_t j = 0; j < fbl_session_num_outputs(session); ++j) {
+      int64_t shape[8];
+      size_t rank;
+      const char *dtype;
+      check(fbl_session_tensor_info(session, 1, j, shape, &rank, &dtype,
+                                    nullptr));
+      fbl::npy::Array out;
+      out.shape.assign(shape, shape + rank);
+      out.dtype = dtype;
+      int64_t n = 1;
+      for (size_t d = 0; d < rank; ++d)
+        n *= shape[d];
+      out.data.resize(n * (out.dtype == "i64" ? 8 : 4));
+      check(fbl_session_get_output(session, j, out.data.data(),
+                                   out.data.size()));
+      try {
+        fbl::npy::write(outputDir + "/result" + std::to_string(j) + ".npy",
+                        out);
+      } catch (const std::exception &e) {
+        die(e.what());
+      }
+    }
+    std::printf("wrote %zu results to %s\n",
+                fbl_session_num_outputs(session), outputDir.c_str());
+  }
+  fbl_session_close(session);
+  return 0;
+}
