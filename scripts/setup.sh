@@ -11,6 +11,12 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # unit tests
   libgtest-dev
+  # OpenCL: headers, ICD loader, the PoCL CPU device, JSON for the runtime
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd nlohmann-json3-dev
+  # SPIR-V emission (clang-22's SPIR-V backend) and validation
+  clang-22 spirv-tools
+  # end-to-end checks write and compare .npy arrays
+  python3-numpy
 )
 
 missing=()

@@ -41,3 +41,16 @@ config.substitutions.append(
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
 config.excludes.append("lib")
+
+# End-to-end: compile with fbl, run on OpenCL (PoCL in CI), compare with the
+# upstream oracle (test/lib/e2e_check.py).
+config.substitutions.append(
+    ("%e2e",
+     "/usr/bin/python3 {0}/test/lib/e2e_check.py --fbl-opt {1}/fbl-opt "
+     "--fbl-translate {1}/fbl-translate --fbl-run {1}/fbl-run "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
+for tool in ["fbl-run", "spirv-val"]:
+    llvm_config.add_tool_substitutions(
+        [ToolSubst(tool, unresolved="ignore")],
+        [config.fbl_tools_dir, "/usr/bin"])

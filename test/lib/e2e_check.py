@@ -85,22 +85,7 @@ def main():
         body.append("    return")
         harness = ad.rstrip()[:-1] + "\n  func.func private @printMemrefF32(memref<*xf32>)\n" + \
             "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
-        path = os.path.join(tmp, "oracle.mlir")
-        open(path, "w").write(harness)
-        pipeline = []
-        if "linalg.softmax" in harness:
-            pipeline.append("--pass-pipeline=builtin.module(func.func(linalg-generalize-named-ops))")
-        lowered = gradcheck.run([os.path.join(args.llvm_bin, "mlir-opt"), path,
-                                 "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
-                                 "--convert-linalg-to-loops", "--convert-scf-to-cf", "--expand-strided-metadata",
-                                 "--lower-affine", "--convert-math-to-llvm", "--convert-math-to-libm",
-                                 "--finalize-memref-to-llvm", "--convert-arith-to-llvm", "--convert-index-to-llvm",
-                                 "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"])
-        libs = os.path.join(os.path.dirname(args.llvm_bin), "lib")
-        out = gradcheck.run([os.path.join(args.llvm_bin, "mlir-runner"), "-e", "main",
-                             "-entry-point-result=void",
-                             f"-shared-libs={libs}/libmlir_runner_utils.so,{libs}/libmlir_c_runner_utils.so"],
-                            stdin=lowered)
+        out = gradcheck.lower_and_run(harness, args.llvm_bin)
         oracle = []
         for b in out.split("Unranked Memref")[1:]:
             data = b.split("data =", 1)[1]

@@ -105,6 +105,39 @@ def dense(values, dims, elem):
     return f"dense<[{flat}]> : tensor<{len(values)}x{elem}>", ty
 
 
+def lower_and_run(harness, llvm):
+    """Lowers `harness` with upstream mlir-opt and runs @main in mlir-runner
+    (the numerical oracle). Returns what it printed."""
+    if "linalg.softmax" in harness:
+        # Upstream decomposes softmax only through the transform dialect.
+        harness = harness.replace("module {", "module attributes {transform.with_named_sequence} {", 1)
+        harness = harness[:harness.rstrip().rfind("}")] + """
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %sm = transform.structured.match ops{["linalg.softmax"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.decompose_interface %sm : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "harness.mlir")
+        open(path, "w").write(harness)
+        pipeline = []
+        if "transform.named_sequence" in harness:
+            pipeline += ["--transform-interpreter", "--test-transform-dialect-erase-schedule"]
+        pipeline += [
+            "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+            "--convert-linalg-to-loops", "--convert-scf-to-cf", "--expand-strided-metadata",
+            "--lower-affine", "--convert-math-to-llvm", "--convert-math-to-libm",
+            "--finalize-memref-to-llvm", "--convert-arith-to-llvm", "--convert-index-to-llvm",
+            "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"]
+        lowered = run([os.path.join(llvm, "mlir-opt"), path] + pipeline)
+        libs = os.path.join(os.path.dirname(llvm), "lib")
+        return run([os.path.join(llvm, "mlir-runner"), "-e", "main", "-entry-point-result=void",
+                    f"-shared-libs={libs}/libmlir_runner_utils.so,{libs}/libmlir_c_runner_utils.so"],
+                   stdin=lowered)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
@@ -257,36 +290,7 @@ def main():
         "  func.func private @printMemrefF32(memref<*xf32>)\n" + \
         "  func.func private @printMemrefF64(memref<*xf64>)\n" + \
         "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
-    if "linalg.softmax" in harness:
-        # Upstream decomposes softmax only through the transform dialect.
-        harness = harness.replace("module {", "module attributes {transform.with_named_sequence} {", 1)
-        harness = harness[:harness.rstrip().rfind("}")] + """
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %sm = transform.structured.match ops{["linalg.softmax"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.structured.decompose_interface %sm : (!transform.any_op) -> !transform.any_op
-    transform.yield
-  }
-}
-"""
-
-    llvm = args.llvm_bin
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "harness.mlir")
-        open(path, "w").write(harness)
-        pipeline = []
-        if "transform.named_sequence" in harness:
-            pipeline += ["--transform-interpreter", "--test-transform-dialect-erase-schedule"]
-        pipeline += [
-            "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
-            "--convert-linalg-to-loops", "--convert-scf-to-cf", "--expand-strided-metadata",
-            "--lower-affine", "--convert-math-to-llvm", "--convert-math-to-libm",
-            "--finalize-memref-to-llvm", "--convert-arith-to-llvm", "--convert-index-to-llvm",
-            "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"]
-        lowered = run([os.path.join(llvm, "mlir-opt"), path] + pipeline)
-        libs = os.path.join(os.path.dirname(llvm), "lib")
-        out = run([os.path.join(llvm, "mlir-runner"), "-e", "main", "-entry-point-result=void",
-                   f"-shared-libs={libs}/libmlir_runner_utils.so,{libs}/libmlir_c_runner_utils.so"],
-                  stdin=lowered)
+    out = lower_and_run(harness, args.llvm_bin)
 
     blocks = [b for b in out.split("Unranked Memref")[1:]]
     def numbers(b):

@@ -14,6 +14,7 @@
 //    buffer and runs the loop nest in place.
 //  - scalars the kernels use (constants, bias corrections computed from a
 //    step count) are recomputed inside each kernel that needs them.
+//  - cf.assert is a host-side input check: kernels do not evaluate it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +22,13 @@
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::fbl {
@@ -466,20 +470,145 @@ static void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter) {
   op.erase();
 }
 
+/// Lowers tensor.extract_slice and tensor.insert_slice (static offsets,
+/// sizes and strides) to copy kernels.
+static LogicalResult lowerSlice(Operation *op, TargetAttr target,
+                                unsigned &counter) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  KernelBuilder kb(b, loc, target);
+  auto offsetsSizesStrides = cast<OffsetSizeAndStrideOpInterface>(op);
+  if (!offsetsSizesStrides.hasUnitStride() &&
+      llvm::any_of(offsetsSizesStrides.getMixedStrides(),
+                   [](OpFoldResult s) { return isa<Value>(s); }))
+    return op->emitOpError("fbl-lower-to-kernels: dynamic strides");
+  if (llvm::any_of(offsetsSizesStrides.getMixedOffsets(),
+                   [](OpFoldResult s) { return isa<Value>(s); }))
+    return op->emitOpError("fbl-lower-to-kernels: dynamic offsets");
+  ArrayRef<int64_t> offsets = offsetsSizesStrides.getStaticOffsets();
+  ArrayRef<int64_t> strides = offsetsSizesStrides.getStaticStrides();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  std::string name = ("k" + Twine(counter++) + "_slice").str();
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    unsigned src = kb.addInput(extract.getSource());
+    llvm::SmallBitVector dropped = extract.getDroppedDims();
+    kb.begin(name, resultType, gridFor(resultType));
+    kb.forEachOutputElement([&](ValueRange idx) {
+      Addressing a{b, loc};
+      SmallVector<Value> srcIdx;
+      unsigned r = 0;
+      for (unsigned d = 0; d < offsets.size(); ++d) {
+        Value i = dropped.test(d) ? a.c(0) : idx[r++];
+        srcIdx.push_back(a.add(a.mul(i, strides[d]), a.c(offsets[d])));
+      }
+      return a.load(kb.inputHandle(src), srcIdx);
+    });
+  } else {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    unsigned src = kb.addInput(insert.getSource());
+    unsigned dest = kb.addInput(insert.getDest());
+    ArrayRef<int64_t> sizes = insert.getStaticSizes();
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    Type elem = resultType.getElementType();
+    kb.begin(name, resultType, gridFor(resultType));
+    kb.forEachOutputElement([&](ValueRange idx) -> Value {
+      Addressing a{b, loc};
+      // Inside the inserted region when offset <= i < offset + size*stride
+      // and (i - offset) % stride == 0.
+      Value inside;
+      SmallVector<Value> srcIdx;
+      for (unsigned d = 0; d < offsets.size(); ++d) {
+        Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
+        Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         idx[d], a.c(offsets[d]));
+        Value lt = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, idx[d],
+            a.c(offsets[d] + sizes[d] * strides[d]));
+        Value onStride = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemSIOp::create(b, loc, rel, a.c(strides[d])), a.c(0));
+        inside = a.andi(inside, arith::AndIOp::create(
+                                    b, loc, ge,
+                                    arith::AndIOp::create(b, loc, lt, onStride)));
+        if (!dropped.test(d))
+          srcIdx.push_back(arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
+      }
+      auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
+      b.setInsertionPointToStart(&pick.getThenRegion().front());
+      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(src), srcIdx));
+      b.setInsertionPointToStart(&pick.getElseRegion().front());
+      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(dest), idx));
+      b.setInsertionPointAfter(pick);
+      return pick.getResult(0);
+    });
+  }
+  DispatchOp dispatch = kb.end();
+  op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  op->erase();
+  return success();
+}
+
+/// Lowers a top-level tensor.insert of a scalar into a copy kernel that
+/// replaces one element.
+static LogicalResult lowerInsert(tensor::InsertOp op, TargetAttr target,
+                                 unsigned &counter) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  KernelBuilder kb(b, loc, target);
+  unsigned dest = kb.addInput(op.getDest());
+  llvm::DenseSet<Value> seen;
+  collectScalarInputs(op.getScalar(), kb, seen);
+  for (Value i : op.getIndices())
+    collectScalarInputs(i, kb, seen);
+  RankedTensorType type = op.getType();
+  kb.begin(("k" + Twine(counter++) + "_insert").str(), type, gridFor(type));
+  LogicalResult status = success();
+  kb.forEachOutputElement([&](ValueRange idx) -> Value {
+    Addressing a{b, loc};
+    IRMapping mapping;
+    FailureOr<Value> scalar = cloneScalar(op.getScalar(), kb, mapping);
+    Value hit;
+    for (auto [d, i] : llvm::enumerate(op.getIndices())) {
+      FailureOr<Value> at = cloneScalar(i, kb, mapping);
+      if (failed(at)) {
+        status = failure();
+        return a.load(kb.inputHandle(dest), idx);
+      }
+      hit = a.andi(hit, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              idx[d], *at));
+    }
+    if (failed(scalar)) {
+      status = failure();
+      return a.load(kb.inputHandle(dest), idx);
+    }
+    if (!hit)
+      return *scalar;
+    return arith::SelectOp::create(b, loc, hit, *scalar,
+                                   a.load(kb.inputHandle(dest), idx));
+  });
+  DispatchOp dispatch = kb.end();
+  if (failed(status))
+    return op.emitOpError("fbl-lower-to-kernels: cannot compute the inserted "
+                          "value inside a kernel");
+  op.getResult().replaceAllUsesWith(dispatch.getResult(0));
+  op.erase();
+  return success();
+}
+
 /// Clones the loop nest of a scatter loop into a kernel, in place on `out`.
 static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
                                       KernelBuilder &kb, IRMapping &mapping,
                                       llvm::DenseSet<Value> &bufferValues) {
   OpBuilder &b = kb.b;
   Location loc = loop.getLoc();
-  Value lb = mapping.lookupOrDefault(loop.getLowerBound());
-  Value ub = mapping.lookupOrDefault(loop.getUpperBound());
-  Value step = mapping.lookupOrDefault(loop.getStep());
-  for (Value v : {lb, ub, step})
-    if (!v.getParentRegion() ||
-        !kb.dispatch->isAncestor(v.getParentRegion()->getParentOp()))
+  SmallVector<Value> bounds;
+  for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()}) {
+    FailureOr<Value> m = cloneScalar(v, kb, mapping);
+    if (failed(m))
       return failure();
-  auto inner = scf::ForOp::create(b, loc, lb, ub, step);
+    bounds.push_back(*m);
+  }
+  auto inner = scf::ForOp::create(b, loc, bounds[0], bounds[1], bounds[2]);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(inner.getBody());
   mapping.map(loop.getInductionVar(), inner.getInductionVar());
@@ -613,7 +742,9 @@ struct LowerToKernelsPass
         continue;
       SmallVector<Operation *> work;
       for (Operation &op : func.getBody().front())
-        if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp>(op))
+        if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
+                tensor::ExtractSliceOp, tensor::InsertSliceOp,
+                tensor::InsertOp>(op))
           work.push_back(&op);
       for (Operation *op : work) {
         LogicalResult r = success();
@@ -621,13 +752,22 @@ struct LowerToKernelsPass
           r = lowerLinalg(l, targetAttr, counter);
         else if (auto relayout = dyn_cast<RelayoutOp>(op))
           lowerRelayout(relayout, targetAttr, counter);
+        else if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
+          r = lowerSlice(op, targetAttr, counter);
+        else if (auto insert = dyn_cast<tensor::InsertOp>(op))
+          r = lowerInsert(insert, targetAttr, counter);
         else
           r = lowerScatterLoop(cast<scf::ForOp>(op), targetAttr, counter);
         if (failed(r))
           return signalPassFailure();
       }
-      // Scalar code and tensors only kernels used are dead now.
+      // Assertions check inputs on the host side of a framework; kernels do
+      // not evaluate them (DESIGN: results for valid inputs are unchanged).
       Block &block = func.getBody().front();
+      for (Operation &op : llvm::make_early_inc_range(block))
+        if (isa<cf::AssertOp>(op))
+          op.erase();
+      // Scalar code and tensors only kernels used are dead now.
       for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
         if (!isa<DispatchOp>(op) && isOpTriviallyDead(&op))
           op.erase();
