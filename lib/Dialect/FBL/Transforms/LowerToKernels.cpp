@@ -5,7 +5,11 @@
 // layout algebra's factor terms, texel and element accesses, and the op's
 // scalar code. The emitters only print it.
 //
-//  - linalg ops: one work-item per output texel (per element for buffers);
+//  - contractions (matmul, batch_matmul and their transposed forms, on
+//    images, sizes multiples of 4): one work-item per 4x4 output block,
+//    k walked 4 at a time, every operand read as whole texels (a 4x4 block
+//    transposed in registers when packed along the other dim).
+//  - other linalg ops: one work-item per output texel (per element for buffers);
 //    each of the texel's four channels maps back to a logical output index
 //    (padding channels are written as zero), reduction loops run inside,
 //    inputs are read through their layouts, the body is inlined.
@@ -24,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -454,6 +459,210 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   return success();
 }
 
+/// The register-tiled GEMM kernel: for contractions C[b, m, n] (+)= A * B
+/// with one reduction loop k, each work-item computes a 4x4 block of C,
+/// walks k 4 at a time, and reads A, B (and C's init) as whole texels: the
+/// 4 elements along an operand's packed dim inside the block are the 4
+/// channels of one texel. Returns failure (without a diagnostic) when the op
+/// is not such a contraction; the generic kernel handles it then.
+static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
+                                              TargetAttr target,
+                                              unsigned &counter) {
+  if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
+      op.getNumReductionLoops() != 1 || !linalg::isaContractionOpInterface(op))
+    return failure();
+  // The body must be acc + a * b.
+  Block &body = *op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return failure();
+  Value acc = body.getArgument(2);
+  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = prod.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc))
+    return failure();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = resultType.getRank();
+  if (rank < 2 || !resultType.getElementType().isF32())
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap outMap = maps[2];
+  auto loopOf = [](AffineMap m, unsigned r) {
+    return cast<AffineDimExpr>(m.getResult(r)).getPosition();
+  };
+  unsigned mLoop = loopOf(outMap, rank - 2), nLoop = loopOf(outMap, rank - 1);
+  unsigned kLoop = 0;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (iters[l] == utils::IteratorType::reduction)
+      kLoop = l;
+  if (ranges[mLoop] % 4 || ranges[nLoop] % 4 || ranges[kLoop] % 4)
+    return failure();
+  // Every operand: an image, packed along a dim that a blocked or unrolled
+  // loop walks, tiles aligned to the 4-blocks.
+  auto packedLoop = [&](Value v, AffineMap map) -> std::optional<unsigned> {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto enc = getLayoutEncoding(type);
+    if (!enc || isa<BufferLayoutAttr>(enc))
+      return std::nullopt;
+    fl::Layout l = enc.getLayout(type.getRank());
+    if (l.packedDim() < 0)
+      return std::nullopt;
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
+          (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
+           loopOf(map, d) == kLoop) && l.tile()[d] != 1)
+        return std::nullopt;
+    unsigned loop = loopOf(map, l.packedDim());
+    if (loop != mLoop && loop != nLoop && loop != kLoop)
+      return std::nullopt;
+    return loop;
+  };
+  // A is the input indexed by m, B the one indexed by n (in either order).
+  auto uses = [&](AffineMap map, unsigned loop) {
+    return map.isFunctionOfDim(loop);
+  };
+  unsigned aPos = 0, bPos = 1;
+  if (uses(maps[1], mLoop) && uses(maps[0], nLoop))
+    std::swap(aPos, bPos);
+  if (!uses(maps[aPos], mLoop) || !uses(maps[aPos], kLoop) ||
+      uses(maps[aPos], nLoop) || !uses(maps[bPos], nLoop) ||
+      !uses(maps[bPos], kLoop) || uses(maps[bPos], mLoop))
+    return failure();
+  OpOperand *a = op.getDpsInputOperand(aPos), *b = op.getDpsInputOperand(bPos);
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap aMap = maps[aPos], bMap = maps[bPos];
+  auto aPacked = packedLoop(a->get(), aMap);
+  auto bPacked = packedLoop(b->get(), bMap);
+  auto cPacked = packedLoop(init->get(), maps[2]);
+  if (!aPacked || !bPacked || !cPacked || *cPacked == kLoop)
+    return failure();
+  if (!isa<BlockArgument>(mul.getLhs()) || !isa<BlockArgument>(mul.getRhs()))
+    return failure();
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  KernelBuilder kb(builder, loc, target);
+  unsigned aIn = kb.addInput(a->get()), bIn = kb.addInput(b->get());
+  unsigned cIn = kb.addInput(init->get());
+  // Work-items over 4x4 blocks of (n, m) and over the batch loops.
+  SmallVector<unsigned> batchLoops;
+  int64_t batch = 1;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (l != mLoop && l != nLoop && l != kLoop) {
+      batchLoops.push_back(l);
+      batch *= ranges[l];
+    }
+  std::string name = ("k" + Twine(counter++) + "_gemm").str();
+  kb.begin(name, resultType,
+           {ranges[nLoop] / 4, ranges[mLoop] / 4, batch});
+  OpBuilder &bb = kb.b;
+  Addressing ad{bb, loc};
+  Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
+  auto guard = scf::IfOp::create(
+      bb, loc, ad.andi(ad.lt(bx, ranges[nLoop] / 4), ad.lt(by, ranges[mLoop] / 4)),
+      false);
+  bb.setInsertionPointToStart(&guard.getThenRegion().front());
+  SmallVector<Value> ivs(iters.size());
+  ivs[mLoop] = ad.mul(by, 4);
+  ivs[nLoop] = ad.mul(bx, 4);
+  Value rest = bz;
+  for (unsigned l : llvm::reverse(batchLoops)) {
+    ivs[l] = ad.rem(rest, ranges[l]);
+    rest = ad.div(rest, ranges[l]);
+  }
+  // Reads the 4x4 block of `handle` at loops (ivs with rowLoop/colLoop at
+  // their block starts) as 4 whole texels: block[i][j] for rowLoop + i and
+  // colLoop + j.
+  auto readBlock = [&](Value handle, AffineMap map, unsigned packed,
+                       unsigned rowLoop, unsigned colLoop,
+                       ArrayRef<Value> at) {
+    SmallVector<SmallVector<Value>> block(4, SmallVector<Value>(4));
+    unsigned other = packed == rowLoop ? colLoop : rowLoop;
+    for (int o = 0; o < 4; ++o) {
+      SmallVector<Value> loops(at.begin(), at.end());
+      loops[other] = ad.add(at[other], ad.c(o));
+      SmallVector<Value> idx;
+      for (AffineExpr e : map.getResults())
+        idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+      auto type = cast<RankedTensorType>(handle.getType());
+      std::array<Value, 4> t = ad.texelOf(type, idx);
+      Value texel = LoadTexelOp::create(
+          bb, loc, VectorType::get({4}, bb.getF32Type()), handle, t[0], t[1],
+          t[2]);
+      for (int ch = 0; ch < 4; ++ch) {
+        Value v = vector::ExtractOp::create(bb, loc, texel, ch);
+        if (packed == rowLoop)
+          block[ch][o] = v;
+        else
+          block[o][ch] = v;
+      }
+    }
+    return block;
+  };
+  SmallVector<Value> at(ivs.begin(), ivs.end());
+  at[kLoop] = ad.c(0);
+  bool readsInit = op.payloadUsesValueFromOperand(init);
+  SmallVector<Value> accInit;
+  if (readsInit) {
+    auto c = readBlock(kb.inputHandle(cIn), maps[2], *cPacked, mLoop, nLoop, at);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        accInit.push_back(c[i][j]);
+  } else {
+    Value zero = arith::ConstantOp::create(bb, loc, bb.getF32FloatAttr(0));
+    accInit.assign(16, zero);
+  }
+  auto loop = scf::ForOp::create(bb, loc, ad.c(0), ad.c(ranges[kLoop]),
+                                 ad.c(4), accInit);
+  {
+    OpBuilder::InsertionGuard g(bb);
+    bb.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> atK = at;
+    atK[kLoop] = loop.getInductionVar();
+    bool aFirst = mul.getLhs() == body.getArgument(aPos);
+    auto ablk = readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop,
+                          atK);
+    auto bblk = readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop,
+                          atK);
+    SmallVector<Value> next;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        Value sum = loop.getRegionIterArg(i * 4 + j);
+        for (int k = 0; k < 4; ++k) {
+          Value x = ablk[i][k], y = bblk[k][j];
+          Value p = aFirst ? arith::MulFOp::create(bb, loc, x, y)
+                           : arith::MulFOp::create(bb, loc, y, x);
+          sum = arith::AddFOp::create(bb, loc, sum, p);
+        }
+        next.push_back(sum);
+      }
+    scf::YieldOp::create(bb, loc, next);
+  }
+  // Store the block as 4 whole texels of C.
+  unsigned other = *cPacked == mLoop ? nLoop : mLoop;
+  for (int o = 0; o < 4; ++o) {
+    SmallVector<Value> loops = at;
+    loops[other] = ad.add(at[other], ad.c(o));
+    SmallVector<Value> idx;
+    for (AffineExpr e : maps[2].getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    std::array<Value, 4> t = ad.texelOf(resultType, idx);
+    SmallVector<Value> channels;
+    for (int ch = 0; ch < 4; ++ch) {
+      int i = *cPacked == mLoop ? ch : o, j = *cPacked == mLoop ? o : ch;
+      channels.push_back(loop.getResult(i * 4 + j));
+    }
+    Value texel = vector::FromElementsOp::create(
+        bb, loc, VectorType::get({4}, bb.getF32Type()), channels);
+    StoreTexelOp::create(bb, loc, texel, kb.outputHandle(), t[0], t[1], t[2]);
+  }
+  bb.setInsertionPointAfter(guard);
+  return kb.end();
+}
+
 /// Lowers fbl.relayout to a copy kernel.
 static void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter) {
   OpBuilder b(op);
@@ -748,8 +957,15 @@ struct LowerToKernelsPass
           work.push_back(&op);
       for (Operation *op : work) {
         LogicalResult r = success();
-        if (auto l = dyn_cast<linalg::LinalgOp>(op))
-          r = lowerLinalg(l, targetAttr, counter);
+        if (auto l = dyn_cast<linalg::LinalgOp>(op)) {
+          FailureOr<DispatchOp> gemm = lowerContraction(l, targetAttr, counter);
+          if (succeeded(gemm)) {
+            l->getResult(0).replaceAllUsesWith(gemm->getResult(0));
+            l->erase();
+          } else {
+            r = lowerLinalg(l, targetAttr, counter);
+          }
+        }
         else if (auto relayout = dyn_cast<RelayoutOp>(op))
           lowerRelayout(relayout, targetAttr, counter);
         else if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
