@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--prepare", default="",
+                    help="write bundle/, inputs/argI.npy and oracle/resultJ.npy "
+                         "into this folder (to run elsewhere) instead of running")
     args = ap.parse_args()
 
     src = open(args.model).read()
@@ -99,6 +102,20 @@ def main():
                        "-o", compiled])
         bundle = os.path.join(tmp, "bundle")
         gradcheck.run([args.fbl_translate, "--fbl-to-opencl", compiled, "-o", bundle])
+        if args.prepare:
+            import shutil
+            shutil.rmtree(args.prepare, ignore_errors=True)
+            shutil.copytree(bundle, os.path.join(args.prepare, "bundle"))
+            os.makedirs(os.path.join(args.prepare, "inputs"))
+            os.makedirs(os.path.join(args.prepare, "oracle"))
+            for i, (dims, elem, vals) in enumerate(inputs):
+                dtype = np.float32 if elem == "f32" else np.int64 if elem == "i64" else np.int32
+                np.save(os.path.join(args.prepare, "inputs", f"arg{i}.npy"),
+                        np.array(vals, dtype=dtype).reshape(dims))
+            for j, want in enumerate(oracle):
+                np.save(os.path.join(args.prepare, "oracle", f"result{j}.npy"), want)
+            print(f"prepared {args.prepare}")
+            return
         cmd = [args.fbl_run, bundle, "--output-dir", os.path.join(tmp, "out")]
         if args.device:
             cmd += ["--device", args.device]

@@ -1,0 +1,101 @@
+//===- clblast_gemm.cpp - CLBlast SGEMM reference timings -----------------===//
+//
+//   clblast_gemm M N K FORM [ITERATIONS] [DEVICE_INDEX]
+//
+// Times CLBlast's row-major SGEMM (C = A·B with A and/or B transposed as
+// FORM = nn | nt | tn says) on an OpenCL device, on buffers, and prints the
+// median milliseconds and TFLOP/s: the reference fbl's image GEMM kernels
+// are measured against in the same run.
+//
+//===----------------------------------------------------------------------===//
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <clblast.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+static void check(cl_int e, const char *what) {
+  if (e != CL_SUCCESS) {
+    std::fprintf(stderr, "clblast_gemm: %s failed (%d)\n", what, e);
+    std::exit(1);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: clblast_gemm M N K nn|nt|tn [ITER] [DEV]\n");
+    return 2;
+  }
+  size_t m = std::stoul(argv[1]), n = std::stoul(argv[2]),
+         k = std::stoul(argv[3]);
+  std::string form = argv[4];
+  int iterations = argc > 5 ? std::atoi(argv[5]) : 20;
+  size_t devIndex = argc > 6 ? std::stoul(argv[6]) : 0;
+  cl_uint np = 0;
+  check(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(np);
+  clGetPlatformIDs(np, platforms.data(), nullptr);
+  std::vector<cl_device_id> devices;
+  for (cl_platform_id p : platforms) {
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> d(nd);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, d.data(), nullptr);
+    devices.insert(devices.end(), d.begin(), d.end());
+  }
+  if (devIndex >= devices.size()) {
+    std::fprintf(stderr, "clblast_gemm: no device %zu\n", devIndex);
+    return 1;
+  }
+  cl_device_id device = devices[devIndex];
+  char name[256] = {0};
+  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+  cl_int err;
+  cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  cl_command_queue queue = clCreateCommandQueue(ctx, device, 0, &err);
+  check(err, "clCreateCommandQueue");
+  std::vector<float> ha(m * k, 0.5f), hb(k * n, 0.25f), hc(m * n, 0.0f);
+  cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                            ha.size() * 4, ha.data(), &err);
+  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                            hb.size() * 4, hb.data(), &err);
+  cl_mem c = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                            hc.size() * 4, hc.data(), &err);
+  auto ta = form[0] == 't' ? clblast::Transpose::kYes : clblast::Transpose::kNo;
+  auto tb = form[1] == 't' ? clblast::Transpose::kYes : clblast::Transpose::kNo;
+  size_t lda = ta == clblast::Transpose::kYes ? m : k;
+  size_t ldb = tb == clblast::Transpose::kYes ? k : n;
+  auto launch = [&]() {
+    auto s = clblast::Gemm(clblast::Layout::kRowMajor, ta, tb, m, n, k, 1.0f,
+                           a, 0, lda, b, 0, ldb, 0.0f, c, 0, n, &queue);
+    if (s != clblast::StatusCode::kSuccess) {
+      std::fprintf(stderr, "clblast_gemm: Gemm failed (%d)\n",
+                   static_cast<int>(s));
+      std::exit(1);
+    }
+  };
+  launch();
+  clFinish(queue);
+  std::vector<double> ms;
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    launch();
+    clFinish(queue);
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  double med = ms[ms.size() / 2];
+  std::printf("clblast %s %zux%zux%zu on %s: median %.4f ms, %.2f TFLOP/s\n",
+              form.c_str(), m, n, k, name, med, 2.0 * m * n * k / med / 1e9);
+  return 0;
+}

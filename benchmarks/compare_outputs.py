@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Compares fbl-run results with saved oracle results.
+
+  compare_outputs.py ORACLE_DIR OUTPUT_DIR [--rtol R] [--atol A]
+
+ORACLE_DIR/resultJ.npy (from e2e_check.py --prepare) against
+OUTPUT_DIR/resultJ.npy (from fbl-run --output-dir on a device).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("oracle")
+    ap.add_argument("outputs")
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    args = ap.parse_args()
+    ok, j = True, 0
+    while os.path.exists(os.path.join(args.oracle, f"result{j}.npy")):
+        want = np.load(os.path.join(args.oracle, f"result{j}.npy")).ravel()
+        path = os.path.join(args.outputs, f"result{j}.npy")
+        if not os.path.exists(path):
+            print(f"  result{j}: missing")
+            ok = False
+        else:
+            got = np.load(path).astype(np.float64).ravel()
+            tol = args.atol + args.rtol * np.abs(want)
+            bad = int(np.sum(np.abs(got - want) > tol)) if got.size == want.size else want.size
+            worst = float(np.max(np.abs(got - want) / tol)) if got.size == want.size else float("inf")
+            print(f"  result{j}: {want.size} elements, worst err/tol {worst:.3f}, {bad} out of tolerance")
+            ok &= bad == 0
+        j += 1
+    print("MATCH" if ok and j else "MISMATCH")
+    sys.exit(0 if ok and j else 1)
+
+
+if __name__ == "__main__":
+    main()

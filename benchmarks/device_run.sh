@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs on the device machine (after '. .device/env.sh'): the staged training
+# steps for correctness, then fbl's GEMM kernels and CLBlast side by side.
+# Writes $OUT/device.log and $OUT/e2e_outputs.tgz.
+set -uo pipefail
+stage=.device/stage
+export LD_LIBRARY_PATH=$stage/lib:${LD_LIBRARY_PATH:-}
+log=${OUT:-/tmp}/device.log
+run=$stage/bin/fbl-run
+device=${FBL_DEVICE:-gpu}
+{
+  echo "== devices"; $run --list-devices
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm --format=csv 2>/dev/null
+  echo "== target"; $run --print-target --device "$device"
+  echo "== training steps"
+  for d in $stage/e2e/*/; do
+    name=$(basename "$d")
+    args=()
+    for f in "$d"/inputs/arg*.npy; do
+      i=$(basename "$f" .npy); args+=(--input "$i=$f")
+    done
+    echo "-- $name"
+    $run "$d/bundle" --device "$device" "${args[@]}" --iterations 10 \
+      --output-dir "$stage/out/$name" | grep -E "device:|median|memory"
+  done
+  echo "== gemm"
+  for d in $stage/gemm/*/; do
+    name=$(basename "$d")
+    form=${name%%-*}; dims=${name##*-}
+    m=${dims%%x*}; rest=${dims#*x}; n=${rest%%x*}; k=${rest#*x}
+    ms=$($run "$d" --device "$device" --random-inputs 1 --iterations 20 --profile |
+         awk '/_gemm/ {print $2}')
+    tf=$(awk -v m=$m -v n=$n -v k=$k -v t=$ms 'BEGIN {printf "%.2f", 2*m*n*k/t/1e9}')
+    echo "fbl $name: gemm kernel $ms ms, $tf TFLOP/s"
+  done
+  for dims in "512 2048 2048" "2048 2048 2048"; do
+    for form in nn nt tn; do
+      $stage/bin/clblast_gemm $dims $form 20 0
+    done
+  done
+} 2>&1 | tee "$log"
+tar czf ${OUT:-/tmp}/e2e_outputs.tgz -C "$stage" out

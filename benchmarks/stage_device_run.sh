@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Stages everything the GPU run needs into .device/stage (git-ignored; the
+# device call carries .device): fbl-run, libfbl_runtime, the CLBlast
+# reference, end-to-end bundles of the MLP and attention training steps
+# (with inputs and oracle results), and GEMM bundles.
+#   benchmarks/stage_device_run.sh [TARGET]   (default nvidia-h200)
+# Then, in the device call: '. .device/env.sh; bash benchmarks/device_run.sh'.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+target=${1:-nvidia-h200}
+build=${FBL_BUILD_DIR:-build}
+stage=.device/stage
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/e2e" "$stage/gemm"
+cp "$build/bin/fbl-run" "$build/bin/clblast_gemm" "$stage/bin/"
+cp -P "$build"/lib/libfbl_runtime.so* "$stage/lib/"
+
+for model in mlp attention; do
+  for policy in fblayout reuse-forward explicit-transpose; do
+    /usr/bin/python3 test/lib/e2e_check.py "examples/$model.mlir" \
+      --policy "$policy" --target "$target" \
+      --fbl-opt "$build/bin/fbl-opt" --fbl-translate "$build/bin/fbl-translate" \
+      --fbl-run "$build/bin/fbl-run" --llvm-bin /usr/lib/llvm-22/bin \
+      --prepare "$stage/e2e/$model-$policy" >/dev/null
+  done
+done
+
+for shape in "512 2048 2048" "2048 2048 2048"; do
+  set -- $shape
+  for form in nn nt tn; do
+    for layout in channel_packed rtile; do
+      name="$form-$layout-$1x$2x$3"
+      python3 benchmarks/gen_gemm.py "$1" "$2" "$3" "$form" "$layout" "$target" |
+        "$build/bin/fbl-opt" --fbl-lower-to-kernels |
+        "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/gemm/$name"
+    done
+  done
+done
+du -sh "$stage"
