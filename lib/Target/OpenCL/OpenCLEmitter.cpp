@@ -541,10 +541,24 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
              << "fbl-training-pipeline first";
     addTensor(arg, newMemory(arg));
   }
+  // Kernel outputs fbl-plan-memory put in one slot share a memory object.
+  llvm::DenseMap<int64_t, int64_t> slotMemory;
   for (Operation &op : block) {
     if (auto d = dyn_cast<DispatchOp>(op)) {
-      for (auto [r, out] : llvm::zip(d.getResults(), d.getOuts()))
-        addTensor(r, newMemory(out));
+      for (auto [r, out] : llvm::zip(d.getResults(), d.getOuts())) {
+        auto slot = out.getDefiningOp()
+                        ? out.getDefiningOp()->getAttrOfType<IntegerAttr>(
+                              FBLDialect::getSlotAttrName())
+                        : IntegerAttr();
+        if (!slot) {
+          addTensor(r, newMemory(out));
+          continue;
+        }
+        auto it = slotMemory.find(slot.getInt());
+        if (it == slotMemory.end())
+          it = slotMemory.insert({slot.getInt(), newMemory(out)}).first;
+        addTensor(r, it->second);
+      }
     } else if (isa<TransposeViewOp, ReshapeViewOp>(op)) {
       Value src = op.getOperand(0);
       if (!plan.memoryOf.count(src))

@@ -10,6 +10,7 @@
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -98,6 +99,20 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << getKernelAttrName()
                              << "' must give register_tile and one read "
                                 "kind per operand";
+    return success();
+  }
+  if (attr.getName() == getSlotAttrName()) {
+    auto slot = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!slot || slot.getInt() < 0 || !isa<tensor::EmptyOp>(op))
+      return op->emitError() << "'" << getSlotAttrName()
+                             << "' is a non-negative integer on tensor.empty";
+    return success();
+  }
+  if (attr.getName() == getMemoryPlanAttrName()) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict || !dict.getAs<IntegerAttr>("peak_bytes"))
+      return op->emitError() << "'" << getMemoryPlanAttrName()
+                             << "' must give peak_bytes";
     return success();
   }
   if (attr.getName() != getTargetAttrName())

@@ -4,7 +4,8 @@
 //   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
 //   fbl-classify-ops -> fbl-select-layouts -> fbl-materialize-rtile ->
 //   fbl-fold-index-transforms -> canonicalize, cse -> fbl-training-report
-//   (when report= is given) -> fbl-lower-to-kernels (unless kernels=false).
+//   (when report= is given) -> fbl-lower-to-kernels, fbl-plan-memory
+//   (unless kernels=false).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     lower.target = options.target;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     pm.addPass(createCSEPass());
+    pm.addPass(createFBLPlanMemoryPass());
   }
 }
 

@@ -49,6 +49,13 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getReuseAttrName() {
       return ::llvm::StringLiteral("fbl.reuse");
     }
+    /// Names of fbl-plan-memory's records.
+    static constexpr ::llvm::StringLiteral getSlotAttrName() {
+      return ::llvm::StringLiteral("fbl.slot");
+    }
+    static constexpr ::llvm::StringLiteral getMemoryPlanAttrName() {
+      return ::llvm::StringLiteral("fbl.memory_plan");
+    }
     /// Name of the kernel configuration fbl-materialize-rtile records.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("fbl.kernel");

@@ -222,4 +222,19 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FBLPlanMemoryPass : Pass<"fbl-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Assigns kernel outputs to reusable images and buffers";
+  let description = [{
+    For every function of fbl.dispatch kernels: the lifetime of each kernel
+    output runs from the kernel that writes it to the last kernel, view or
+    return that reads it (through views). Outputs whose lifetimes do not
+    overlap share one memory object when their images (or buffers) have the
+    same kind, extents and element type; a kernel never writes the memory it
+    reads. Each output's `tensor.empty` gets `fbl.slot`, and the function
+    gets `fbl.memory_plan = {objects, peak_bytes, unplanned_bytes}`: the
+    device memory of the step with and without reuse. Arguments keep their
+    own memory (they hold the inputs across iterations).
+  }];
+}
+
 #endif // FBL_DIALECT_FBL_TRANSFORMS_PASSES_TD
