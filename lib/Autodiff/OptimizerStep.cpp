@@ -153,6 +153,19 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   ret.erase();
   step.setFunctionType(b.getFunctionType(block.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
+  // Which argument each result replaces in the next step (-1: the loss), and
+  // which argument counts steps: what a training loop needs to know.
+  SmallVector<int64_t> updates = {-1};
+  for (unsigned i : wrt)
+    updates.push_back(i);
+  for (Value state : m)
+    updates.push_back(cast<BlockArgument>(state).getArgNumber());
+  for (Value state : v)
+    updates.push_back(cast<BlockArgument>(state).getArgNumber());
+  step->setAttr("fbl.updates", b.getDenseI64ArrayAttr(updates));
+  if (stepCount)
+    step.setArgAttr(cast<BlockArgument>(stepCount).getArgNumber(),
+                    "fbl.step_count", b.getUnitAttr());
   cleanUpDifferentiatedFunction(step);
   return step;
 }

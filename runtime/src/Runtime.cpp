@@ -244,8 +244,10 @@ struct fbl_session {
   std::vector<Memory> memories;
   std::vector<Kernel> kernels;
   std::vector<int64_t> inputTensors, outputTensors;
-  std::vector<bool> inputIsParam, inputSet;
+  std::vector<bool> inputIsParam, inputSet, inputIsStepCount;
+  std::vector<int64_t> outputUpdates;
   double medianMs = 0.0;
+  bool warmedUp = false;
 
   ~fbl_session() {
     for (Kernel &k : kernels)
@@ -305,10 +307,17 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
   for (const json &in : manifest.at("inputs")) {
     inputTensors.push_back(tensorIndex(in));
     inputIsParam.push_back(in.value("param", false));
+    inputIsStepCount.push_back(in.value("step_count", false));
   }
   inputSet.assign(inputTensors.size(), false);
-  for (const json &out : manifest.at("outputs"))
+  for (const json &out : manifest.at("outputs")) {
     outputTensors.push_back(tensorIndex(out));
+    int64_t updates = out.value("updates", int64_t(-1));
+    if (updates >= static_cast<int64_t>(inputTensors.size()))
+      throw Error("output " + out.at("result").dump() +
+                  " updates an input that does not exist");
+    outputUpdates.push_back(updates);
+  }
   for (const json &k : manifest.at("kernels")) {
     Kernel kernel;
     kernel.name = k.at("name");
@@ -511,13 +520,16 @@ void fbl_session::run(int iterations, bool profile) {
       throw Error("input #" + std::to_string(i) + " was not set");
   std::vector<double> times;
   // One untimed launch first: drivers compile kernels lazily.
-  for (Kernel &kernel : kernels)
-    check(clEnqueueNDRangeKernel(queue, kernel.kernel,
-                                 kernel.grid[2] > 1 ? 3 : 2, nullptr,
-                                 kernel.grid, kernel.workgroup, 0, nullptr,
-                                 nullptr),
-          "launch of " + kernel.name);
-  check(clFinish(queue), "clFinish");
+  if (!warmedUp) {
+    for (Kernel &kernel : kernels)
+      check(clEnqueueNDRangeKernel(queue, kernel.kernel,
+                                   kernel.grid[2] > 1 ? 3 : 2, nullptr,
+                                   kernel.grid, kernel.workgroup, 0, nullptr,
+                                   nullptr),
+            "launch of " + kernel.name);
+    check(clFinish(queue), "clFinish");
+    warmedUp = true;
+  }
   for (int it = 0; it < std::max(iterations, 1); ++it) {
     std::vector<cl_event> events(kernels.size(), nullptr);
     auto start = std::chrono::steady_clock::now();
@@ -647,6 +659,14 @@ fbl_status fbl_session_tensor_info(const fbl_session *s, int output,
     if (is_param)
       *is_param = output ? 0 : static_cast<int>(s->inputIsParam[index]);
   });
+}
+
+int64_t fbl_session_output_updates(const fbl_session *s, size_t index) {
+  return index < s->outputUpdates.size() ? s->outputUpdates[index] : -1;
+}
+
+int fbl_session_input_is_step_count(const fbl_session *s, size_t index) {
+  return index < s->inputIsStepCount.size() && s->inputIsStepCount[index];
 }
 
 fbl_status fbl_session_set_input(fbl_session *s, size_t index,

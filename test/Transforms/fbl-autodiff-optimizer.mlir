@@ -4,7 +4,7 @@
 // With SGD, @f_step takes the forward's arguments and returns the loss and the
 // updated parameters, p - lr * (g + wd * p), elementwise.
 // SGD-LABEL: func.func @model_step(%arg0: tensor<3xf32> {fbl.param}, %arg1: tensor<2xf32> {fbl.param}, %arg2: tensor<3xf32>)
-// SGD-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<2xf32>)
+// SGD-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<2xf32>) attributes {fbl.updates = array<i64: -1, 0, 1>}
 // SGD-DAG: %[[LR:.*]] = arith.constant 5.000000e-02 : f32
 // SGD: %[[P0:.*]] = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%arg0, %{{.*}}, %[[LR]], %{{.*}} : tensor<3xf32>, tensor<3xf32>, f32, f32)
 // SGD: ^bb0(%[[P:.*]]: f32, %[[G:.*]]: f32, %[[L:.*]]: f32, %[[WD:.*]]: f32, %{{.*}}: f32):
@@ -17,8 +17,9 @@
 
 // AdamW: the moments of each differentiated parameter and the step count
 // come in after the forward's arguments and go out after the parameters.
-// ADAMW-LABEL: func.func @model_step(%arg0: tensor<3xf32> {fbl.param}, %arg1: tensor<2xf32> {fbl.param}, %arg2: tensor<3xf32>, %arg3: tensor<3xf32>, %arg4: tensor<3xf32>, %arg5: tensor<f32>)
-// ADAMW-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// Results name the arguments they replace in the next step.
+// ADAMW-LABEL: func.func @model_step(%arg0: tensor<3xf32> {fbl.param}, %arg1: tensor<2xf32> {fbl.param}, %arg2: tensor<3xf32>, %arg3: tensor<3xf32>, %arg4: tensor<3xf32>, %arg5: tensor<f32> {fbl.step_count})
+// ADAMW-SAME: -> (tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) attributes {fbl.updates = array<i64: -1, 0, 3, 4>}
 // ADAMW: %[[T:.*]] = tensor.extract %arg5[] : tensor<f32>
 // ADAMW: math.powf %{{.*}}, %[[T]] : f32
 // ADAMW: %[[M:.*]] = linalg.generic {{.*}} ins(%arg3, %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>, f32)

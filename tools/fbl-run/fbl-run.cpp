@@ -2,11 +2,15 @@
 //
 //   fbl-run DIR [--input argI=FILE.npy]... [--random-inputs SEED]
 //               [--output-dir OUT] [--iterations N] [--profile]
-//               [--device SEL] [--print-target] [--list-devices]
+//               [--train STEPS] [--device SEL] [--print-target]
+//               [--list-devices]
 //
 // Feeds the entry function's arguments, runs the schedule, prints the median
 // step time (and a per-kernel table with --profile), and writes result J as
-// OUT/resultJ.npy. Errors are one line on stderr and a non-zero exit.
+// OUT/resultJ.npy. With --train, a training-step bundle runs STEPS steps,
+// each step's updated parameters and optimizer state feeding the next, and
+// prints the loss and step time as it goes. Errors are one line on stderr
+// and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +36,7 @@ int usage() {
                "usage: fbl-run DIR [--input argI=FILE.npy]... "
                "[--random-inputs SEED]\n"
                "               [--output-dir OUT] [--iterations N] "
-               "[--profile] [--device SEL]\n"
+               "[--profile] [--train STEPS] [--device SEL]\n"
                "       fbl-run --print-target [--device SEL]\n"
                "       fbl-run --list-devices\n");
   return 2;
@@ -54,7 +58,7 @@ int main(int argc, char **argv) {
   std::string bundle, outputDir, device;
   std::map<size_t, std::string> inputs;
   long seed = -1;
-  int iterations = 1;
+  int iterations = 1, trainSteps = 0;
   bool profile = false, printTarget = false, listDevices = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -89,6 +93,14 @@ int main(int argc, char **argv) {
       }
       if (iterations < 1)
         die("--iterations takes a positive integer");
+    } else if (a == "--train") {
+      try {
+        trainSteps = std::stoi(value());
+      } catch (const std::exception &) {
+        die("--train takes a positive number of steps");
+      }
+      if (trainSteps < 1)
+        die("--train takes a positive number of steps");
     } else if (a == "--profile") {
       profile = true;
     } else if (a == "--device") {
@@ -131,6 +143,14 @@ int main(int argc, char **argv) {
       die("--input arg" + std::to_string(i) + ": the bundle has " +
           std::to_string(numInputs) + " inputs");
   std::mt19937_64 rng(seed < 0 ? 0 : seed);
+  // Optimizer state (inputs a step updates that are not parameters) starts
+  // at zero, as optimizers define it.
+  std::vector<bool> isState(numInputs, false);
+  for (size_t j = 0; j < fbl_session_num_outputs(session); ++j) {
+    int64_t t = fbl_session_output_updates(session, j);
+    if (t >= 0)
+      isState[t] = true;
+  }
   for (size_t i = 0; i < numInputs; ++i) {
     int64_t shape[8];
     size_t rank;
@@ -159,7 +179,9 @@ int main(int argc, char **argv) {
     } else if (seed >= 0) {
       array.shape = want;
       array.dtype = dtype;
-      if (std::string(dtype) == "f32") {
+      if (std::string(dtype) == "f32" &&
+          (isParam || !isState[i]) &&
+          !fbl_session_input_is_step_count(session, i)) {
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         std::vector<float> v(n);
         for (float &x : v)
@@ -167,7 +189,8 @@ int main(int argc, char **argv) {
         array.data.resize(n * 4);
         std::memcpy(array.data.data(), v.data(), n * 4);
       } else {
-        // Integer inputs (token ids, labels) are zeros: always in range.
+        // Optimizer state, step counts (set per step) and integer inputs
+        // (token ids, labels: always in range) are zeros.
         array.data.assign(n * (std::string(dtype) == "i64" ? 8 : 4), 0);
       }
     } else {
@@ -178,8 +201,67 @@ int main(int argc, char **argv) {
     check(fbl_session_set_input(session, i, array.data.data(),
                                 array.data.size()));
   }
-  check(fbl_session_run(session, iterations, profile));
-  std::printf("median step time: %.3f ms over %d iteration%s\n",
+  if (trainSteps > 0) {
+    size_t numOutputs = fbl_session_num_outputs(session);
+    bool isStep = false;
+    for (size_t j = 0; j < numOutputs; ++j)
+      isStep |= fbl_session_output_updates(session, j) >= 0;
+    if (!isStep)
+      die("the bundle is not a training step: compile with "
+          "optimizer=sgd or optimizer=adamw");
+    std::vector<std::vector<uint8_t>> host(numOutputs);
+    for (size_t j = 0; j < numOutputs; ++j) {
+      int64_t shape[8];
+      size_t rank;
+      const char *dtype;
+      check(fbl_session_tensor_info(session, 1, j, shape, &rank, &dtype,
+                                    nullptr));
+      int64_t n = 1;
+      for (size_t d = 0; d < rank; ++d)
+        n *= shape[d];
+      host[j].resize(n * (std::string(dtype) == "i64" ? 8 : 4));
+    }
+    double first = 0, last = 0;
+    std::vector<double> times;
+    int every = std::max(1, trainSteps / 10);
+    for (int step = 1; step <= trainSteps; ++step) {
+      for (size_t i = 0; i < numInputs; ++i)
+        if (fbl_session_input_is_step_count(session, i)) {
+          float count = static_cast<float>(step);
+          check(fbl_session_set_input(session, i, &count, sizeof(count)));
+        }
+      check(fbl_session_run(session, 1, profile));
+      times.push_back(fbl_session_median_ms(session));
+      for (size_t j = 0; j < numOutputs; ++j) {
+        int64_t target = fbl_session_output_updates(session, j);
+        if (j != 0 && target < 0)
+          continue;
+        check(fbl_session_get_output(session, j, host[j].data(),
+                                     host[j].size()));
+        if (target >= 0)
+          check(fbl_session_set_input(session, target, host[j].data(),
+                                      host[j].size()));
+      }
+      float loss;
+      std::memcpy(&loss, host[0].data(), sizeof(loss));
+      if (step == 1)
+        first = loss;
+      last = loss;
+      if (step % every == 0 || step == 1 || step == trainSteps)
+        std::printf("step %4d/%d  loss %.6f  step time %.3f ms\n", step,
+                    trainSteps, loss, times.back());
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("trained %d steps: loss %.6f -> %.6f (%s), median step time "
+                "%.3f ms\n",
+                trainSteps, first, last,
+                last < first ? "decreased" : "did not decrease",
+                times[times.size() / 2]);
+  } else {
+    check(fbl_session_run(session, iterations, profile));
+  }
+  if (trainSteps == 0)
+    std::printf("median step time: %.3f ms over %d iteration%s\n",
               fbl_session_median_ms(session), iterations,
               iterations == 1 ? "" : "s");
   std::printf("device memory: %.1f KiB\n",

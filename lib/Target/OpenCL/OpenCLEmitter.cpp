@@ -627,13 +627,18 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
           j.attribute("tensor", plan.tensorId.lookup(arg));
           j.attribute("param",
                       bool(func.getArgAttr(arg.getArgNumber(), "fbl.param")));
+          if (func.getArgAttr(arg.getArgNumber(), "fbl.step_count"))
+            j.attribute("step_count", true);
         });
     });
+    auto updates = func->getAttrOfType<DenseI64ArrayAttr>("fbl.updates");
     j.attributeArray("outputs", [&] {
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
         j.object([&] {
           j.attribute("result", static_cast<int64_t>(i));
           j.attribute("tensor", plan.tensorId.lookup(v));
+          if (updates && updates[i] >= 0)
+            j.attribute("updates", updates[i]);
         });
     });
     j.attributeArray("kernels", [&] {

@@ -52,6 +52,13 @@ fbl_status fbl_session_tensor_info(const fbl_session *session, int output,
                                    size_t index, int64_t *shape, size_t *rank,
                                    const char **dtype, int *is_param);
 
+/// For a training step: the input output `index` replaces in the next step,
+/// or -1 (the loss, or a plain result).
+int64_t fbl_session_output_updates(const fbl_session *session, size_t index);
+
+/// For a training step: whether input `index` is the 1-based step count.
+int fbl_session_input_is_step_count(const fbl_session *session, size_t index);
+
 /// Sets input `index` from a dense row-major host array of its element type.
 fbl_status fbl_session_set_input(fbl_session *session, size_t index,
                                  const void *data, size_t bytes);

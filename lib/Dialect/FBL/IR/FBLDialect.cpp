@@ -115,6 +115,18 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                              << "' must give peak_bytes";
     return success();
   }
+  if (attr.getName() == "fbl.updates") {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto updates = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!func || !updates ||
+        static_cast<unsigned>(updates.size()) != func.getNumResults() ||
+        llvm::any_of(updates.asArrayRef(), [&](int64_t a) {
+          return a < -1 || a >= static_cast<int64_t>(func.getNumArguments());
+        }))
+      return op->emitError() << "'fbl.updates' names, per function result, "
+                                "the argument it replaces or -1";
+    return success();
+  }
   if (attr.getName() != getTargetAttrName())
     return op->emitError() << "unknown fbl attribute '"
                            << attr.getName().getValue() << "'";
@@ -146,6 +158,11 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
 LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
+  if (attr.getName() == "fbl.step_count") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'fbl.step_count' is a unit attribute";
+    return success();
+  }
   if (attr.getName() != getParamAttrName())
     return op->emitError() << "unknown fbl argument attribute '"
                            << attr.getName().getValue() << "'";
