@@ -107,3 +107,17 @@ func.func @f(%w: tensor<4xf32> {fbl.bogus}) {
 
 // expected-error @+1 {{'fbl.reuse' must list dictionaries naming an operand}}
 %0 = arith.constant {fbl.reuse = [{operand = 0}]} 0.0 : f32
+
+// -----
+
+// expected-error @+1 {{'fbl.updates' names, per function result, the argument it replaces or -1}}
+func.func @f(%x: tensor<f32>) -> tensor<f32> attributes {fbl.updates = array<i64: 3>} {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.step_count' is a unit attribute}}
+func.func @f(%x: tensor<f32> {fbl.step_count = 2}) {
+  return
+}
