@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
   size_t lda = ta == clblast::Transpose::kYes ? m : k;
   size_t ldb = tb == clblast::Transpose::kYes ? k : n;
   auto launch = [&]() {
-    auto s = clblast::Gemm(clblast::Layout::kRowMajor, ta, tb, m, n, k, 1.0f,
-                           a, 0, lda, b, 0, ldb, 0.0f, c, 0, n, &queue);
+    auto s = clblast::Gemm(clblast::Layout::kRowMajor, ta, tb, m, n, k, 1.0f, a,
+                           0, lda, b, 0, ldb, 0.0f, c, 0, n, &queue);
     if (s != clblast::StatusCode::kSuccess) {
       std::fprintf(stderr, "clblast_gemm: Gemm failed (%d)\n",
                    static_cast<int>(s));

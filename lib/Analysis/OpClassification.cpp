@@ -204,8 +204,9 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
   for (Operation *op : result.ops) {
     if (forward.contains(op))
       continue;
-    bool readsState = llvm::any_of(
-        getOperandsAndCapturedValues(op), [&](Value v) { return optimizerValues.contains(v); });
+    bool readsState =
+        llvm::any_of(getOperandsAndCapturedValues(op),
+                     [&](Value v) { return optimizerValues.contains(v); });
     // An update writes the new parameter, which the function returns.
     bool updatesParam = false;
     bool returnedOnly =

@@ -62,22 +62,38 @@ template <typename Fn> fbl_status guarded(Fn fn) {
 
 const char *clErrorName(cl_int e) {
   switch (e) {
-  case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
-  case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-  case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-  case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-  case CL_IMAGE_FORMAT_NOT_SUPPORTED: return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
-  case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-  case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-  case CL_INVALID_IMAGE_SIZE: return "CL_INVALID_IMAGE_SIZE";
-  case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
-  case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-  case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-  case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
-  case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
-  case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
-  case CL_PLATFORM_NOT_FOUND_KHR: return "CL_PLATFORM_NOT_FOUND_KHR";
-  default: return "OpenCL error";
+  case CL_DEVICE_NOT_FOUND:
+    return "CL_DEVICE_NOT_FOUND";
+  case CL_OUT_OF_RESOURCES:
+    return "CL_OUT_OF_RESOURCES";
+  case CL_OUT_OF_HOST_MEMORY:
+    return "CL_OUT_OF_HOST_MEMORY";
+  case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+  case CL_IMAGE_FORMAT_NOT_SUPPORTED:
+    return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+  case CL_BUILD_PROGRAM_FAILURE:
+    return "CL_BUILD_PROGRAM_FAILURE";
+  case CL_INVALID_VALUE:
+    return "CL_INVALID_VALUE";
+  case CL_INVALID_IMAGE_SIZE:
+    return "CL_INVALID_IMAGE_SIZE";
+  case CL_INVALID_KERNEL_NAME:
+    return "CL_INVALID_KERNEL_NAME";
+  case CL_INVALID_KERNEL_ARGS:
+    return "CL_INVALID_KERNEL_ARGS";
+  case CL_INVALID_WORK_GROUP_SIZE:
+    return "CL_INVALID_WORK_GROUP_SIZE";
+  case CL_INVALID_WORK_ITEM_SIZE:
+    return "CL_INVALID_WORK_ITEM_SIZE";
+  case CL_INVALID_GLOBAL_WORK_SIZE:
+    return "CL_INVALID_GLOBAL_WORK_SIZE";
+  case CL_INVALID_BINARY:
+    return "CL_INVALID_BINARY";
+  case CL_PLATFORM_NOT_FOUND_KHR:
+    return "CL_PLATFORM_NOT_FOUND_KHR";
+  default:
+    return "OpenCL error";
   }
 }
 
@@ -203,8 +219,8 @@ Layout layoutFromJson(const json &t, size_t rank) {
       axes[a].push_back({f.at(0).get<unsigned>(),
                          f.at(1).get<int>() ? fbl::layout::Level::Element
                                             : fbl::layout::Level::Tile});
-  Layout layout =
-      Layout::image(std::move(tile), l.at("packed").get<int>(), std::move(axes));
+  Layout layout = Layout::image(std::move(tile), l.at("packed").get<int>(),
+                                std::move(axes));
   std::string err = layout.verify();
   if (!err.empty())
     throw Error("invalid layout in the manifest: " + err);
@@ -294,8 +310,8 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
     int64_t memory = t.at("memory");
     if (memory < 0 || memory >= static_cast<int64_t>(memories.size()))
       throw Error("tensor " + t.at("id").dump() + " names no memory object");
-    tensors.push_back({shape, t.at("dtype"), memory,
-                       layoutFromJson(t, shape.size())});
+    tensors.push_back(
+        {shape, t.at("dtype"), memory, layoutFromJson(t, shape.size())});
   }
   auto tensorIndex = [&](const json &j) {
     int64_t id = j.at("tensor");
@@ -345,14 +361,14 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
 
 void fbl_session::build(const std::string &source) {
   // Binary cache keyed by source, device and driver.
-  std::string key = source + device.name +
-                    deviceString(device.device, CL_DRIVER_VERSION);
+  std::string key =
+      source + device.name + deviceString(device.device, CL_DRIVER_VERSION);
   size_t hash = std::hash<std::string>{}(key);
   const char *home = std::getenv("XDG_CACHE_HOME");
-  fs::path cacheDir = home ? fs::path(home) / "fbl"
-                           : fs::path(std::getenv("HOME") ? std::getenv("HOME")
-                                                          : "/tmp") /
-                                 ".cache" / "fbl";
+  fs::path cacheDir =
+      home ? fs::path(home) / "fbl"
+           : fs::path(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") /
+                 ".cache" / "fbl";
   fs::path cached = cacheDir / (std::to_string(hash) + ".bin");
   cl_int err;
   if (fs::exists(cached)) {
@@ -410,7 +426,8 @@ void fbl_session::build(const std::string &source) {
 
 void fbl_session::allocate() {
   size_t maxW = deviceValue<size_t>(device.device, CL_DEVICE_IMAGE2D_MAX_WIDTH);
-  size_t maxH = deviceValue<size_t>(device.device, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+  size_t maxH =
+      deviceValue<size_t>(device.device, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
   size_t maxLayers =
       deviceValue<size_t>(device.device, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE);
   for (size_t i = 0; i < memories.size(); ++i) {
@@ -431,9 +448,9 @@ void fbl_session::allocate() {
                   "x" + std::to_string(m.layers) + " exceeds the limits of '" +
                   device.name + "' (" + std::to_string(maxW) + "x" +
                   std::to_string(maxH) + "x" + std::to_string(maxLayers) + ")");
-    cl_image_format format = {
-        CL_RGBA, static_cast<cl_channel_type>(m.dtype == "f16" ? CL_HALF_FLOAT
-                                                               : CL_FLOAT)};
+    cl_image_format format = {CL_RGBA,
+                              static_cast<cl_channel_type>(
+                                  m.dtype == "f16" ? CL_HALF_FLOAT : CL_FLOAT)};
     cl_image_desc desc = {};
     desc.image_type = m.storage == "image2d_array" ? CL_MEM_OBJECT_IMAGE2D_ARRAY
                                                    : CL_MEM_OBJECT_IMAGE2D;
@@ -451,9 +468,9 @@ void fbl_session::allocate() {
       if (k.args[a] < 0 || k.args[a] >= static_cast<int64_t>(memories.size()))
         throw Error("kernel " + k.name + " names no memory object " +
                     std::to_string(k.args[a]));
-      check(clSetKernelArg(k.kernel, a, sizeof(cl_mem),
-                           &memories[k.args[a]].mem),
-            "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
+      check(
+          clSetKernelArg(k.kernel, a, sizeof(cl_mem), &memories[k.args[a]].mem),
+          "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
     }
 }
 
@@ -498,8 +515,8 @@ void fbl_session::download(size_t output, void *data, size_t bytes) {
   Memory &m = memories[t.memory];
   if (m.storage == "buffer") {
     // A buffer view is row-major like its memory.
-    check(clEnqueueReadBuffer(queue, m.mem, CL_TRUE, 0, bytes, data, 0,
-                              nullptr, nullptr),
+    check(clEnqueueReadBuffer(queue, m.mem, CL_TRUE, 0, bytes, data, 0, nullptr,
+                              nullptr),
           "clEnqueueReadBuffer");
     return;
   }
@@ -522,10 +539,9 @@ void fbl_session::run(int iterations, bool profile) {
   // One untimed launch first: drivers compile kernels lazily.
   if (!warmedUp) {
     for (Kernel &kernel : kernels)
-      check(clEnqueueNDRangeKernel(queue, kernel.kernel,
-                                   kernel.grid[2] > 1 ? 3 : 2, nullptr,
-                                   kernel.grid, kernel.workgroup, 0, nullptr,
-                                   nullptr),
+      check(clEnqueueNDRangeKernel(
+                queue, kernel.kernel, kernel.grid[2] > 1 ? 3 : 2, nullptr,
+                kernel.grid, kernel.workgroup, 0, nullptr, nullptr),
             "launch of " + kernel.name);
     check(clFinish(queue), "clFinish");
     warmedUp = true;
@@ -549,8 +565,8 @@ void fbl_session::run(int iterations, bool profile) {
       if (!events[k])
         continue;
       cl_ulong t0 = 0, t1 = 0;
-      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START,
-                              sizeof(t0), &t0, nullptr);
+      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof(t0),
+                              &t0, nullptr);
       clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof(t1),
                               &t1, nullptr);
       kernels[k].lastMs = (t1 - t0) / 1e6;
@@ -598,12 +614,13 @@ fbl_status fbl_describe_device(const char *selector, char *buffer,
       if (!isalnum(static_cast<unsigned char>(c)))
         c = '-';
     std::string s =
-        "#fbl.target<\"" + name + "\", max_image_width = " +
-        v(CL_DEVICE_IMAGE2D_MAX_WIDTH) + ", max_image_height = " +
-        v(CL_DEVICE_IMAGE2D_MAX_HEIGHT) + ", max_image_layers = " +
-        v(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE) + ", max_buffer_bytes = " +
-        std::to_string(deviceValue<cl_ulong>(d.device,
-                                             CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
+        "#fbl.target<\"" + name +
+        "\", max_image_width = " + v(CL_DEVICE_IMAGE2D_MAX_WIDTH) +
+        ", max_image_height = " + v(CL_DEVICE_IMAGE2D_MAX_HEIGHT) +
+        ", max_image_layers = " + v(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE) +
+        ", max_buffer_bytes = " +
+        std::to_string(
+            deviceValue<cl_ulong>(d.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
         ", cache_line_texels = [4, 1], cache_bytes = 16384, cache_ways = 4"
         ", fp16 = " +
         (ext.find("cl_khr_fp16") != std::string::npos ? "true" : "false") +
@@ -643,7 +660,8 @@ fbl_status fbl_session_tensor_info(const fbl_session *s, int output,
                                    size_t index, int64_t *shape, size_t *rank,
                                    const char **dtype, int *is_param) {
   return guarded([&] {
-    const std::vector<int64_t> &list = output ? s->outputTensors : s->inputTensors;
+    const std::vector<int64_t> &list =
+        output ? s->outputTensors : s->inputTensors;
     if (index >= list.size())
       throw Error(std::string("no ") + (output ? "output" : "input") + " #" +
                   std::to_string(index));
@@ -669,8 +687,8 @@ int fbl_session_input_is_step_count(const fbl_session *s, size_t index) {
   return index < s->inputIsStepCount.size() && s->inputIsStepCount[index];
 }
 
-fbl_status fbl_session_set_input(fbl_session *s, size_t index,
-                                 const void *data, size_t bytes) {
+fbl_status fbl_session_set_input(fbl_session *s, size_t index, const void *data,
+                                 size_t bytes) {
   return guarded([&] { s->upload(index, data, bytes); });
 }
 

@@ -39,8 +39,7 @@ Array fbl::npy::read(const std::string &path) {
   if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
     throw std::runtime_error(path + ": .npy header has no descr");
   std::string descr = m[1];
-  if (std::regex_search(header, m,
-                        std::regex("'fortran_order':\\s*True")))
+  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True")))
     throw std::runtime_error(path + ": Fortran-order arrays are not supported");
   if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
     throw std::runtime_error(path + ": .npy header has no shape");
@@ -96,7 +95,9 @@ void fbl::npy::write(const std::string &path, const Array &a) {
     throw std::runtime_error("cannot write " + a.dtype + " to .npy");
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i)
-    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
+    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1      ? ","
+                                           : i + 1 < a.shape.size() ? ", "
+                                                                    : "");
   shape += ")";
   std::string header = "{'descr': '" + descr +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";

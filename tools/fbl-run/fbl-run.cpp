@@ -32,13 +32,12 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: fbl-run DIR [--input argI=FILE.npy]... "
-               "[--random-inputs SEED]\n"
-               "               [--output-dir OUT] [--iterations N] "
-               "[--profile] [--train STEPS] [--device SEL]\n"
-               "       fbl-run --print-target [--device SEL]\n"
-               "       fbl-run --list-devices\n");
+  std::fprintf(stderr, "usage: fbl-run DIR [--input argI=FILE.npy]... "
+                       "[--random-inputs SEED]\n"
+                       "               [--output-dir OUT] [--iterations N] "
+                       "[--profile] [--train STEPS] [--device SEL]\n"
+                       "       fbl-run --print-target [--device SEL]\n"
+                       "       fbl-run --list-devices\n");
   return 2;
 }
 
@@ -156,8 +155,8 @@ int main(int argc, char **argv) {
     size_t rank;
     const char *dtype;
     int isParam;
-    check(fbl_session_tensor_info(session, 0, i, shape, &rank, &dtype,
-                                  &isParam));
+    check(
+        fbl_session_tensor_info(session, 0, i, shape, &rank, &dtype, &isParam));
     std::vector<int64_t> want(shape, shape + rank);
     int64_t n = 1;
     for (int64_t d : want)
@@ -173,14 +172,13 @@ int main(int argc, char **argv) {
         std::string s;
         for (int64_t d : want)
           s += std::to_string(d) + "x";
-        die("arg" + std::to_string(i) + " needs a " + s + dtype +
-            " array; " + it->second + " holds another shape or type");
+        die("arg" + std::to_string(i) + " needs a " + s + dtype + " array; " +
+            it->second + " holds another shape or type");
       }
     } else if (seed >= 0) {
       array.shape = want;
       array.dtype = dtype;
-      if (std::string(dtype) == "f32" &&
-          (isParam || !isState[i]) &&
+      if (std::string(dtype) == "f32" && (isParam || !isState[i]) &&
           !fbl_session_input_is_step_count(session, i)) {
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         std::vector<float> v(n);
@@ -194,9 +192,8 @@ int main(int argc, char **argv) {
         array.data.assign(n * (std::string(dtype) == "i64" ? 8 : 4), 0);
       }
     } else {
-      die("arg" + std::to_string(i) +
-          " is not given: pass --input arg" + std::to_string(i) +
-          "=FILE.npy or --random-inputs SEED");
+      die("arg" + std::to_string(i) + " is not given: pass --input arg" +
+          std::to_string(i) + "=FILE.npy or --random-inputs SEED");
     }
     check(fbl_session_set_input(session, i, array.data.data(),
                                 array.data.size()));
@@ -236,8 +233,8 @@ int main(int argc, char **argv) {
         int64_t target = fbl_session_output_updates(session, j);
         if (j != 0 && target < 0)
           continue;
-        check(fbl_session_get_output(session, j, host[j].data(),
-                                     host[j].size()));
+        check(
+            fbl_session_get_output(session, j, host[j].data(), host[j].size()));
         if (target >= 0)
           check(fbl_session_set_input(session, target, host[j].data(),
                                       host[j].size()));
@@ -262,8 +259,8 @@ int main(int argc, char **argv) {
   }
   if (trainSteps == 0)
     std::printf("median step time: %.3f ms over %d iteration%s\n",
-              fbl_session_median_ms(session), iterations,
-              iterations == 1 ? "" : "s");
+                fbl_session_median_ms(session), iterations,
+                iterations == 1 ? "" : "s");
   std::printf("device memory: %.1f KiB\n",
               fbl_session_device_bytes(session) / 1024.0);
   if (profile) {
@@ -290,8 +287,8 @@ int main(int argc, char **argv) {
       for (size_t d = 0; d < rank; ++d)
         n *= shape[d];
       out.data.resize(n * (out.dtype == "i64" ? 8 : 4));
-      check(fbl_session_get_output(session, j, out.data.data(),
-                                   out.data.size()));
+      check(
+          fbl_session_get_output(session, j, out.data.data(), out.data.size()));
       try {
         fbl::npy::write(outputDir + "/result" + std::to_string(j) + ".npy",
                         out);
@@ -299,8 +296,8 @@ int main(int argc, char **argv) {
         die(e.what());
       }
     }
-    std::printf("wrote %zu results to %s\n",
-                fbl_session_num_outputs(session), outputDir.c_str());
+    std::printf("wrote %zu results to %s\n", fbl_session_num_outputs(session),
+                outputDir.c_str());
   }
   fbl_session_close(session);
   return 0;

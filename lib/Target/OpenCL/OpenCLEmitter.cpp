@@ -205,8 +205,7 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
   auto call = [&](StringRef fn) {
     std::string args;
     llvm::raw_string_ostream a(args);
-    llvm::interleaveComma(op.getOperands(), a,
-                          [&](Value v) { a << name(v); });
+    llvm::interleaveComma(op.getOperands(), a, [&](Value v) { a << name(v); });
     return declare(op.getResult(0), (fn + "(" + args + ")").str());
   };
   auto castTo = [&](Type to) -> LogicalResult {
@@ -232,14 +231,14 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
       .Case<arith::DivFOp, arith::DivSIOp>([&](auto) { return bin("/"); })
       .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
       .Case<arith::DivUIOp>([&](auto) {
-        return declare(op.getResult(0), "(int)((uint)" + name(op.getOperand(0)) +
-                                            " / (uint)" +
-                                            name(op.getOperand(1)) + ")");
+        return declare(op.getResult(0),
+                       "(int)((uint)" + name(op.getOperand(0)) + " / (uint)" +
+                           name(op.getOperand(1)) + ")");
       })
       .Case<arith::RemUIOp>([&](auto) {
-        return declare(op.getResult(0), "(int)((uint)" + name(op.getOperand(0)) +
-                                            " % (uint)" +
-                                            name(op.getOperand(1)) + ")");
+        return declare(op.getResult(0),
+                       "(int)((uint)" + name(op.getOperand(0)) + " % (uint)" +
+                           name(op.getOperand(1)) + ")");
       })
       .Case<arith::AndIOp>([&](auto) { return bin("&"); })
       .Case<arith::OrIOp>([&](auto) { return bin("|"); })
@@ -273,9 +272,9 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
                               name(s.getTrueValue()) + " : " +
                               name(s.getFalseValue()) + ")");
       })
-      .Case<arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp,
-            arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp,
-            arith::FPToUIOp, arith::ExtSIOp, arith::TruncIOp>(
+      .Case<arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp, arith::SIToFPOp,
+            arith::UIToFPOp, arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp,
+            arith::TruncIOp>(
           [&](auto) { return castTo(op.getResult(0).getType()); })
       .Case<math::ExpOp>([&](auto) { return call("exp"); })
       .Case<math::Exp2Op>([&](auto) { return call("exp2"); })
@@ -312,12 +311,12 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
         else
           idx = std::to_string(
               cast<IntegerAttr>(cast<Attribute>(pos[0])).getInt());
-        return declare(e, "fbl_channel(" + name(e.getSource()) + ", " + idx +
-                              ")");
+        return declare(e,
+                       "fbl_channel(" + name(e.getSource()) + ", " + idx + ")");
       })
       .Case<WorkItemIdOp>([&](WorkItemIdOp w) {
-        return declare(w, "(int)get_global_id(" +
-                              std::to_string(w.getDim()) + ")");
+        return declare(w, "(int)get_global_id(" + std::to_string(w.getDim()) +
+                              ")");
       })
       .Case<LoadTexelOp>([&](LoadTexelOp l) {
         std::string coord =
@@ -339,13 +338,13 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
         return success();
       })
       .Case<LoadElementOp>([&](LoadElementOp l) {
-        return declare(l, name(l.getBuffer()) + "[" + name(l.getOffset()) +
-                              "]");
+        return declare(l,
+                       name(l.getBuffer()) + "[" + name(l.getOffset()) + "]");
       })
       .Case<StoreElementOp>([&](StoreElementOp s) {
-        os.indent(indent * 2) << name(s.getBuffer()) << "["
-                              << name(s.getOffset())
-                              << "] = " << name(s.getValue()) << ";\n";
+        os.indent(indent * 2)
+            << name(s.getBuffer()) << "[" << name(s.getOffset())
+            << "] = " << name(s.getValue()) << ";\n";
         return success();
       })
       .Case<scf::IfOp>([&](scf::IfOp i) -> LogicalResult {
@@ -378,22 +377,22 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
         return success();
       })
       .Case<scf::ForOp>([&](scf::ForOp f) -> LogicalResult {
-        for (auto [r, init, arg] : llvm::zip(
-                 f.getResults(), f.getInitArgs(), f.getRegionIterArgs())) {
+        for (auto [r, init, arg] : llvm::zip(f.getResults(), f.getInitArgs(),
+                                             f.getRegionIterArgs())) {
           FailureOr<std::string> t = typeName(r.getType());
           if (failed(t))
             return f.emitError("fbl-to-opencl: no OpenCL type for ")
                    << r.getType();
           std::string n = fresh(r);
           names[arg] = n;
-          os.indent(indent * 2) << *t << " " << n << " = " << name(init)
-                                << ";\n";
+          os.indent(indent * 2)
+              << *t << " " << n << " = " << name(init) << ";\n";
         }
         std::string iv = fresh(f.getInductionVar());
-        os.indent(indent * 2) << "for (int " << iv << " = "
-                              << name(f.getLowerBound()) << "; " << iv << " < "
-                              << name(f.getUpperBound()) << "; " << iv
-                              << " += " << name(f.getStep()) << ") {\n";
+        os.indent(indent * 2)
+            << "for (int " << iv << " = " << name(f.getLowerBound()) << "; "
+            << iv << " < " << name(f.getUpperBound()) << "; " << iv
+            << " += " << name(f.getStep()) << ") {\n";
         ++indent;
         if (failed(emitBlock(*f.getBody())))
           return failure();
@@ -579,8 +578,9 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     j.attribute("format", "fbl-bundle");
     j.attribute("version", 1);
     j.attribute("entry", func.getSymName());
-    if (auto target = func->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(
-            FBLDialect::getTargetAttrName()))
+    if (auto target =
+            func->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(
+                FBLDialect::getTargetAttrName()))
       j.attribute("target", target.getName());
     j.attributeArray("memory", [&] {
       for (auto [id, v] : llvm::enumerate(plan.memories)) {
@@ -679,16 +679,23 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
 /// Compiles `cl` to SPIR-V with clang's SPIR-V backend.
 static LogicalResult compileToSpirv(ModuleOp module, StringRef cl,
                                     StringRef spv) {
-  llvm::ErrorOr<std::string> clang = llvm::sys::findProgramByName(
-      "clang", {"/usr/lib/llvm-22/bin"});
+  llvm::ErrorOr<std::string> clang =
+      llvm::sys::findProgramByName("clang", {"/usr/lib/llvm-22/bin"});
   if (!clang)
     return module.emitError("fbl-to-spirv: clang (LLVM 22) not found");
   std::string err;
-  StringRef args[] = {*clang, "-cl-std=CL1.2", "--target=spirv64v1.0",
-                      "-Xclang", "-finclude-default-header",
-                      "-O2", "-c", cl, "-o", spv};
-  int rc = llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0,
-                                     &err);
+  StringRef args[] = {*clang,
+                      "-cl-std=CL1.2",
+                      "--target=spirv64v1.0",
+                      "-Xclang",
+                      "-finclude-default-header",
+                      "-O2",
+                      "-c",
+                      cl,
+                      "-o",
+                      spv};
+  int rc =
+      llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0, &err);
   if (rc != 0)
     return module.emitError("fbl-to-spirv: clang failed (")
            << rc << ") " << err;
@@ -713,9 +720,10 @@ LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
       return module.emitError("cannot write ") << path << ": " << ec.message();
     return fn(os);
   };
-  if (failed(write("kernels.cl", [&](llvm::raw_ostream &os) {
-        return emitOpenCLKernels(*func, os);
-      })) ||
+  if (failed(write("kernels.cl",
+                   [&](llvm::raw_ostream &os) {
+                     return emitOpenCLKernels(*func, os);
+                   })) ||
       failed(write("manifest.json", [&](llvm::raw_ostream &os) {
         return emitManifest(*func, os);
       })))

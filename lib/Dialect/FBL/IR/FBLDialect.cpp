@@ -111,8 +111,8 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == getMemoryPlanAttrName()) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict || !dict.getAs<IntegerAttr>("peak_bytes"))
-      return op->emitError() << "'" << getMemoryPlanAttrName()
-                             << "' must give peak_bytes";
+      return op->emitError()
+             << "'" << getMemoryPlanAttrName() << "' must give peak_bytes";
     return success();
   }
   if (attr.getName() == "fbl.updates") {

@@ -248,8 +248,8 @@ LogicalResult DispatchOp::verify() {
 
 /// Memory accesses name a tensor argument of their kernel, of the right
 /// storage kind.
-static LogicalResult verifyKernelAccess(Operation *op, Value handle,
-                                        bool image, bool write) {
+static LogicalResult verifyKernelAccess(Operation *op, Value handle, bool image,
+                                        bool write) {
   auto arg = dyn_cast<BlockArgument>(handle);
   auto dispatch = op->getParentOfType<DispatchOp>();
   if (!arg || !dispatch || arg.getOwner() != &dispatch.getBody().front())
@@ -285,7 +285,8 @@ LogicalResult StoreElementOp::verify() {
   if (failed(verifyKernelAccess(*this, getBuffer(), false, true)))
     return failure();
   if (getValue().getType() != getBuffer().getType().getElementType())
-    return emitOpError("stores ") << getValue().getType() << " into a buffer of "
-                                  << getBuffer().getType().getElementType();
+    return emitOpError("stores ")
+           << getValue().getType() << " into a buffer of "
+           << getBuffer().getType().getElementType();
   return success();
 }

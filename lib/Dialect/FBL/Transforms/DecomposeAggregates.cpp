@@ -27,8 +27,7 @@ struct DecomposeAggregatesPass
     IRRewriter rewriter(&getContext());
     for (linalg::AggregatedOpInterface op : ops) {
       rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> results =
-          op.decomposeOperation(rewriter);
+      FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
       if (failed(results)) {
         op->emitError("fbl-decompose-aggregates: cannot decompose");
         return signalPassFailure();

@@ -9,7 +9,8 @@
 //    images, sizes multiples of 4): one work-item per 4x4 output block,
 //    k walked 4 at a time, every operand read as whole texels (a 4x4 block
 //    transposed in registers when packed along the other dim).
-//  - other linalg ops: one work-item per output texel (per element for buffers);
+//  - other linalg ops: one work-item per output texel (per element for
+//  buffers);
 //    each of the texel's four channels maps back to a logical output index
 //    (padding channels are written as zero), reduction loops run inside,
 //    inputs are read through their layouts, the body is inlined.
@@ -33,8 +34,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLLOWERTOKERNELSPASS
@@ -76,7 +77,8 @@ struct Addressing {
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     Value axes[3] = {c(0), c(0), c(0)};
     for (unsigned a = 0; a < fl::kNumAxes; ++a)
-      for (const fl::FactorTerm &t : layout.terms(shape, static_cast<fl::Axis>(a))) {
+      for (const fl::FactorTerm &t :
+           layout.terms(shape, static_cast<fl::Axis>(a))) {
         Value v = div(idx[t.factor.dim], t.divisor);
         if (t.modulus)
           v = rem(v, t.modulus);
@@ -90,9 +92,9 @@ struct Addressing {
 
   /// The logical index held by channel `channel` of texel (layer, y, x),
   /// and whether it is an element (not padding).
-  std::pair<SmallVector<Value>, Value>
-  logicalOf(RankedTensorType type, Value layer, Value y, Value x,
-            int64_t channel) {
+  std::pair<SmallVector<Value>, Value> logicalOf(RankedTensorType type,
+                                                 Value layer, Value y, Value x,
+                                                 int64_t channel) {
     fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     unsigned rank = type.getRank();
@@ -138,8 +140,8 @@ struct Addressing {
       return LoadElementOp::create(b, loc, type.getElementType(), handle,
                                    linear(type, idx));
     std::array<Value, 4> t = texelOf(type, idx);
-    Value texel = LoadTexelOp::create(b, loc, VectorType::get({4}, b.getF32Type()),
-                                      handle, t[0], t[1], t[2]);
+    Value texel = LoadTexelOp::create(
+        b, loc, VectorType::get({4}, b.getF32Type()), handle, t[0], t[1], t[2]);
     return vector::ExtractOp::create(b, loc, texel, OpFoldResult(t[3]));
   }
 };
@@ -190,9 +192,7 @@ public:
   }
 
   Value inputHandle(unsigned i) { return dispatch.getBody().getArgument(i); }
-  Value outputHandle() {
-    return dispatch.getBody().getArgument(ins.size());
-  }
+  Value outputHandle() { return dispatch.getBody().getArgument(ins.size()); }
   Value workItem(unsigned d) {
     return WorkItemIdOp::create(b, loc, b.getIndexType(),
                                 b.getI64IntegerAttr(d));
@@ -205,8 +205,7 @@ public:
 
   /// Emits the per-texel (or per-element) loop body: `compute(idx)` gives
   /// the output element at logical index `idx`.
-  void forEachOutputElement(
-      function_ref<Value(ValueRange idx)> compute) {
+  void forEachOutputElement(function_ref<Value(ValueRange idx)> compute) {
     auto type = cast<RankedTensorType>(outputHandle().getType());
     Addressing a{b, loc};
     Type elem = type.getElementType();
@@ -239,7 +238,8 @@ public:
       scf::YieldOp::create(b, loc, compute(idx));
       b.setInsertionPointToStart(&pick.getElseRegion().front());
       scf::YieldOp::create(
-          b, loc, Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))));
+          b, loc,
+          Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))));
       b.setInsertionPointAfter(pick);
       Value v = pick.getResult(0);
       if (!elem.isF32())
@@ -378,10 +378,11 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
     for (auto [r, e] : llvm::enumerate(outMap.getResults()))
       ivs[cast<AffineDimExpr>(e).getPosition()] = outIdx[r];
     Type elem = resultType.getElementType();
-    Value acc = readsInit
-                    ? a.load(kb.inputHandle(inputIndex[init->getOperandNumber()]),
-                             outIdx)
-                    : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
+    Value acc =
+        readsInit
+            ? a.load(kb.inputHandle(inputIndex[init->getOperandNumber()]),
+                     outIdx)
+            : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
     // The loop nest over reduction dims, outermost first.
     std::function<Value(unsigned, Value)> nest = [&](unsigned d,
                                                      Value acc) -> Value {
@@ -415,9 +416,9 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
         SmallVector<Value> idx;
         for (AffineExpr e : m.getResults())
           idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-        mapping.map(arg, a.load(kb.inputHandle(
-                                    inputIndex[in->getOperandNumber()]),
-                                idx));
+        mapping.map(
+            arg,
+            a.load(kb.inputHandle(inputIndex[in->getOperandNumber()]), idx));
       }
       mapping.map(body.getArgument(init->getOperandNumber()), acc);
       for (Operation &inner : body.without_terminator()) {
@@ -465,9 +466,8 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
 /// 4 elements along an operand's packed dim inside the block are the 4
 /// channels of one texel. Returns failure (without a diagnostic) when the op
 /// is not such a contraction; the generic kernel handles it then.
-static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
-                                              TargetAttr target,
-                                              unsigned &counter) {
+static FailureOr<DispatchOp>
+lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
   if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
       op.getNumReductionLoops() != 1 || !linalg::isaContractionOpInterface(op))
     return failure();
@@ -513,7 +513,8 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
     for (unsigned d = 0; d < type.getRank(); ++d)
       if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
           (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
-           loopOf(map, d) == kLoop) && l.tile()[d] != 1)
+           loopOf(map, d) == kLoop) &&
+          l.tile()[d] != 1)
         return std::nullopt;
     unsigned loop = loopOf(map, l.packedDim());
     if (loop != mLoop && loop != nLoop && loop != kLoop)
@@ -556,13 +557,13 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
       batch *= ranges[l];
     }
   std::string name = ("k" + Twine(counter++) + "_gemm").str();
-  kb.begin(name, resultType,
-           {ranges[nLoop] / 4, ranges[mLoop] / 4, batch});
+  kb.begin(name, resultType, {ranges[nLoop] / 4, ranges[mLoop] / 4, batch});
   OpBuilder &bb = kb.b;
   Addressing ad{bb, loc};
   Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
   auto guard = scf::IfOp::create(
-      bb, loc, ad.andi(ad.lt(bx, ranges[nLoop] / 4), ad.lt(by, ranges[mLoop] / 4)),
+      bb, loc,
+      ad.andi(ad.lt(bx, ranges[nLoop] / 4), ad.lt(by, ranges[mLoop] / 4)),
       false);
   bb.setInsertionPointToStart(&guard.getThenRegion().front());
   SmallVector<Value> ivs(iters.size());
@@ -577,8 +578,7 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
   // their block starts) as 4 whole texels: block[i][j] for rowLoop + i and
   // colLoop + j.
   auto readBlock = [&](Value handle, AffineMap map, unsigned packed,
-                       unsigned rowLoop, unsigned colLoop,
-                       ArrayRef<Value> at) {
+                       unsigned rowLoop, unsigned colLoop, ArrayRef<Value> at) {
     SmallVector<SmallVector<Value>> block(4, SmallVector<Value>(4));
     unsigned other = packed == rowLoop ? colLoop : rowLoop;
     for (int o = 0; o < 4; ++o) {
@@ -589,9 +589,9 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
         idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
       auto type = cast<RankedTensorType>(handle.getType());
       std::array<Value, 4> t = ad.texelOf(type, idx);
-      Value texel = LoadTexelOp::create(
-          bb, loc, VectorType::get({4}, bb.getF32Type()), handle, t[0], t[1],
-          t[2]);
+      Value texel =
+          LoadTexelOp::create(bb, loc, VectorType::get({4}, bb.getF32Type()),
+                              handle, t[0], t[1], t[2]);
       for (int ch = 0; ch < 4; ++ch) {
         Value v = vector::ExtractOp::create(bb, loc, texel, ch);
         if (packed == rowLoop)
@@ -607,7 +607,8 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
   bool readsInit = op.payloadUsesValueFromOperand(init);
   SmallVector<Value> accInit;
   if (readsInit) {
-    auto c = readBlock(kb.inputHandle(cIn), maps[2], *cPacked, mLoop, nLoop, at);
+    auto c =
+        readBlock(kb.inputHandle(cIn), maps[2], *cPacked, mLoop, nLoop, at);
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j)
         accInit.push_back(c[i][j]);
@@ -615,18 +616,18 @@ static FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op,
     Value zero = arith::ConstantOp::create(bb, loc, bb.getF32FloatAttr(0));
     accInit.assign(16, zero);
   }
-  auto loop = scf::ForOp::create(bb, loc, ad.c(0), ad.c(ranges[kLoop]),
-                                 ad.c(4), accInit);
+  auto loop = scf::ForOp::create(bb, loc, ad.c(0), ad.c(ranges[kLoop]), ad.c(4),
+                                 accInit);
   {
     OpBuilder::InsertionGuard g(bb);
     bb.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> atK = at;
     atK[kLoop] = loop.getInductionVar();
     bool aFirst = mul.getLhs() == body.getArgument(aPos);
-    auto ablk = readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop,
-                          atK);
-    auto bblk = readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop,
-                          atK);
+    auto ablk =
+        readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop, atK);
+    auto bblk =
+        readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop, atK);
     SmallVector<Value> next;
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) {
@@ -730,17 +731,19 @@ static LogicalResult lowerSlice(Operation *op, TargetAttr target,
         Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
         Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                          idx[d], a.c(offsets[d]));
-        Value lt = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::slt, idx[d],
-            a.c(offsets[d] + sizes[d] * strides[d]));
+        Value lt =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
+                                  a.c(offsets[d] + sizes[d] * strides[d]));
         Value onStride = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::eq,
             arith::RemSIOp::create(b, loc, rel, a.c(strides[d])), a.c(0));
-        inside = a.andi(inside, arith::AndIOp::create(
-                                    b, loc, ge,
-                                    arith::AndIOp::create(b, loc, lt, onStride)));
+        inside = a.andi(
+            inside,
+            arith::AndIOp::create(b, loc, ge,
+                                  arith::AndIOp::create(b, loc, lt, onStride)));
         if (!dropped.test(d))
-          srcIdx.push_back(arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
+          srcIdx.push_back(
+              arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
       }
       auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
       b.setInsertionPointToStart(&pick.getThenRegion().front());
@@ -841,8 +844,7 @@ static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
       if (!handle)
         return failure();
       auto type = cast<RankedTensorType>(handle.getType());
-      Value v = isa<BufferLayoutAttr>(type.getEncoding()) &&
-                        handle == out
+      Value v = isa<BufferLayoutAttr>(type.getEncoding()) && handle == out
                     ? Value(LoadElementOp::create(b, loc, type.getElementType(),
                                                   out, a.linear(type, idx)))
                     : a.load(handle, idx);
@@ -854,8 +856,9 @@ static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
       for (Value i : insert.getIndices())
         idx.push_back(mapping.lookupOrDefault(i));
       auto type = cast<RankedTensorType>(out.getType());
-      StoreElementOp::create(b, loc, mapping.lookupOrDefault(insert.getScalar()),
-                             out, a.linear(type, idx));
+      StoreElementOp::create(b, loc,
+                             mapping.lookupOrDefault(insert.getScalar()), out,
+                             a.linear(type, idx));
       bufferValues.insert(insert.getResult());
       continue;
     }
@@ -899,8 +902,8 @@ static LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
     mapping.map(v, kb.inputHandle(i));
   Addressing a{b, loc};
   // Copy the initial values, then scatter in place.
-  auto copy = scf::ForOp::create(b, loc, a.c(0), a.c(type.getNumElements()),
-                                 a.c(1));
+  auto copy =
+      scf::ForOp::create(b, loc, a.c(0), a.c(type.getNumElements()), a.c(1));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
@@ -965,8 +968,7 @@ struct LowerToKernelsPass
           } else {
             r = lowerLinalg(l, targetAttr, counter);
           }
-        }
-        else if (auto relayout = dyn_cast<RelayoutOp>(op))
+        } else if (auto relayout = dyn_cast<RelayoutOp>(op))
           lowerRelayout(relayout, targetAttr, counter);
         else if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
           r = lowerSlice(op, targetAttr, counter);

@@ -41,8 +41,12 @@ Descriptor describe(RankedTensorType type) {
   fl::Extents e = enc.getExtents(type.getShape());
   unsigned bytes =
       std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
-  return {enc.getStorageKind(type.getRank()), e.width, e.height, e.layers,
-          type.getElementType(), e.elements() * bytes};
+  return {enc.getStorageKind(type.getRank()),
+          e.width,
+          e.height,
+          e.layers,
+          type.getElementType(),
+          e.elements() * bytes};
 }
 
 struct PlanMemoryPass
@@ -123,13 +127,13 @@ struct PlanMemoryPass
                        b.getI64IntegerAttr(*chosen));
       }
     }
-    func->setAttr(FBLDialect::getMemoryPlanAttrName(),
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("objects",
-                                      b.getI64IntegerAttr(slots.size())),
-                       b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(peak)),
-                       b.getNamedAttr("unplanned_bytes",
-                                      b.getI64IntegerAttr(unplanned))}));
+    func->setAttr(
+        FBLDialect::getMemoryPlanAttrName(),
+        b.getDictionaryAttr(
+            {b.getNamedAttr("objects", b.getI64IntegerAttr(slots.size())),
+             b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(peak)),
+             b.getNamedAttr("unplanned_bytes",
+                            b.getI64IntegerAttr(unplanned))}));
   }
 };
 } // namespace
