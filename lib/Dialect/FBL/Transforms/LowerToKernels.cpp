@@ -400,6 +400,18 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
       }
       // Innermost: load the inputs and inline the body.
       IRMapping mapping = scalars;
+      // Recomputes the values `user` reads from above the body.
+      auto mapCaptured = [&](Operation &user, IRMapping &mapping) {
+        for (Value operand : user.getOperands())
+          if (!mapping.contains(operand) &&
+              operand.getParentRegion() != &op->getRegion(0) &&
+              failed(cloneScalar(operand, kb, mapping))) {
+            status = user.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                                      "captured value inside the kernel");
+            return failure();
+          }
+        return success();
+      };
       for (OpOperand *in : op.getDpsInputOperands()) {
         BlockArgument arg = body.getArgument(in->getOperandNumber());
         if (!isa<RankedTensorType>(in->get().getType())) {
@@ -435,20 +447,15 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
                       a.load(scalars.lookup(extract.getTensor()), idx));
           continue;
         }
-        for (Value operand : inner.getOperands())
-          if (!mapping.contains(operand) &&
-              operand.getParentRegion() != &op->getRegion(0)) {
-            FailureOr<Value> s = cloneScalar(operand, kb, mapping);
-            if (failed(s)) {
-              status = inner.emitOpError("fbl-lower-to-kernels: cannot "
-                                         "compute a captured value inside "
-                                         "the kernel");
-              return acc;
-            }
-          }
+        if (failed(mapCaptured(inner, mapping)))
+          return acc;
         b.clone(inner, mapping);
       }
-      return mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+      // The yield may return a value from above (a constant after fusion).
+      Operation *yield = body.getTerminator();
+      if (failed(mapCaptured(*yield, mapping)))
+        return acc;
+      return mapping.lookupOrDefault(yield->getOperand(0));
     };
     return nest(0, acc);
   });

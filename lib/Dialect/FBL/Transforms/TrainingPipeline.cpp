@@ -2,9 +2,9 @@
 //
 // The whole compile of a training step, for fbl-opt:
 //   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
-//   fbl-classify-ops -> fbl-select-layouts -> fbl-materialize-rtile ->
-//   fbl-fold-index-transforms -> canonicalize, cse -> fbl-training-report
-//   (when report= is given) -> fbl-lower-to-kernels, fbl-plan-memory
+//   fbl-fuse-elementwise (unless fuse=false) -> fbl-classify-ops ->
+//   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
+//   -> canonicalize, cse -> fbl-training-report (when report= is given) -> fbl-lower-to-kernels, fbl-plan-memory
 //   (unless kernels=false).
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +24,8 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   autodiff.learningRate = options.learningRate;
   pm.addPass(createFBLAutodiffPass(autodiff));
   pm.addPass(createFBLDecomposeAggregatesPass());
+  if (options.fuse)
+    pm.addPass(createFBLFuseElementwisePass());
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;
   select.policy = options.policy;

@@ -49,6 +49,10 @@ struct TrainingPipelineOptions
                                 llvm::cl::init("none")};
   Option<double> learningRate{*this, "lr", llvm::cl::desc("Learning rate"),
                               llvm::cl::init(1e-3)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse elementwise chains "
+                                   "(fbl-fuse-elementwise)"),
+                    llvm::cl::init(true)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),

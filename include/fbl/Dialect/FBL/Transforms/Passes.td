@@ -201,6 +201,30 @@ def FBLDecomposeAggregatesPass
                            "::mlir::math::MathDialect"];
 }
 
+def FBLFuseElementwisePass
+    : Pass<"fbl-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuses elementwise linalg chains into their consumers";
+  let description = [{
+    Upstream linalg producer-consumer fusion of elementwise `linalg.generic`
+    ops, controlled for training graphs: a producer is fused only into its
+    single user (a value the backward pass re-reads stays materialized and
+    nothing is computed twice), and contractions are never fusion consumers
+    (their body stays `acc + a * b`, which the register-tiled GEMM kernel
+    needs). A chain such as bias-add, GELU and scale becomes one op, hence
+    one kernel after fbl-lower-to-kernels. The training pipeline runs it
+    after fbl-decompose-aggregates, before classification and layout
+    selection, so layouts are chosen for the fused graph.
+
+    ```mlir
+    %a = linalg.generic ... ins(%x, %b) { addf }   // one use
+    %g = linalg.generic ... ins(%a) { tanh }
+    // becomes
+    %g = linalg.generic ... ins(%x, %b) { addf; tanh }
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
   let summary = "Turns encoded linalg and fbl ops into fbl.dispatch kernels";
   let description = [{
