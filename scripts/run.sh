@@ -21,15 +21,9 @@ bash scripts/build.sh >/dev/null
 # A target preset for the local device: its limits bound every image.
 devices=$("$build/bin/fbl-run" --list-devices)
 echo "== OpenCL devices"; echo "$devices"
-target=${FBL_TARGET:-}
-if [ -z "$target" ]; then
-  case "$devices" in
-    *NVIDIA*) target=nvidia-h200 ;;
-    *Adreno*) target=adreno-a740 ;;
-    *Mali*) target=mali-g710 ;;
-    *) target=pocl-cpu ;;
-  esac
-fi
+# The preset for the local device (fbl.local_target: by vendor, else PoCL's).
+target=${FBL_TARGET:-$(PYTHONPATH="$build/python_packages" /usr/bin/python3 \
+  -c 'import fbl; print(fbl.local_target())')}
 
 echo "== compiling the training step of $model (target $target)"
 for policy in reuse-forward explicit-transpose fblayout; do

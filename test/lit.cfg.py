@@ -54,3 +54,8 @@ for tool in ["fbl-run", "spirv-val"]:
     llvm_config.add_tool_substitutions(
         [ToolSubst(tool, unresolved="ignore")],
         [config.fbl_tools_dir, "/usr/bin"])
+
+# The Python package from the build tree, run by Debian's python3 (numpy).
+config.environment["PYTHONPATH"] = os.path.join(config.fbl_obj_root,
+                                                "python_packages")
+config.substitutions.append(("%python", "/usr/bin/python3"))

@@ -25,3 +25,17 @@ string(FIND "${step_output}"
 if(found EQUAL -1)
   message(FATAL_ERROR "unexpected consumer output:\n${step_output}")
 endif()
+
+# The installed Python package finds the installed tools and runtime: it
+# compiles the MLP's gradient and runs it.
+set(ENV{PYTHONPATH} ${WORK_DIR}/prefix/python_packages)
+run_step(/usr/bin/python3 -c "
+import numpy as np, fbl
+assert fbl.__file__.startswith('${WORK_DIR}/prefix/'), fbl.__file__
+b = fbl.compile('${CONSUMER_SOURCE_DIR}/../../examples/mlp.mlir', target='pocl-cpu')
+s = fbl.Session(b, 'cpu')
+outs = s.run([np.full(i.shape, 0.5, i.dtype) if i.dtype == np.float32 else np.zeros(i.shape, i.dtype) for i in s.inputs])
+assert np.isfinite(outs[0]) and len(outs) == 5
+print('python package: loss', float(outs[0]))
+")
+message("${step_output}")

@@ -1,0 +1,36 @@
+"""fbl from Python: compile a model's training step for mobile-GPU image
+layouts and run or train it on the local OpenCL device with numpy arrays.
+
+    import fbl, numpy as np
+    bundle = fbl.compile("examples/mlp.mlir", optimizer="adamw", lr=0.01)
+    with fbl.Session(bundle) as s:
+        result = s.train({"arg0": w0, "arg1": b0, ...}, steps=100)
+"""
+
+import os
+from typing import Callable, Optional, Union
+
+from .compiler import CompileError, compile, local_target
+from .runtime import (Error, Session, TensorInfo, TrainResult,
+                      describe_device, list_devices)
+
+__all__ = ["CompileError", "Error", "Session", "TensorInfo", "TrainResult",
+           "compile", "describe_device", "list_devices", "local_target",
+           "train"]
+
+
+def train(model: Union[str, os.PathLike], inputs, steps: int, *,
+          optimizer: str = "adamw", lr: float = 1e-3,
+          policy: str = "fblayout", target: Optional[str] = None,
+          device: Optional[str] = None,
+          callback: Optional[Callable[[int, float, float], None]] = None
+          ) -> TrainResult:
+    """Compiles `model`'s training step and trains it for `steps` steps on
+    `device`, starting from `inputs` (a list or {index or "argI": array});
+    returns the losses, step times and final inputs (updated parameters)."""
+    if optimizer == "none":
+        raise Error("training needs an optimizer: 'sgd' or 'adamw'")
+    bundle = compile(model, policy=policy, target=target, optimizer=optimizer,
+                     lr=lr)
+    with Session(bundle, device) as session:
+        return session.train(inputs, steps, callback)

@@ -1,0 +1,99 @@
+"""Compiling a model's training step into a bundle with fbl-opt and
+fbl-translate (the same commands the user guide shows)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Optional, Union
+
+from . import _config
+from .runtime import Error, describe_device
+
+POLICIES = ("fblayout", "reuse-forward", "explicit-transpose")
+OPTIMIZERS = ("none", "sgd", "adamw")
+
+
+class CompileError(Error):
+    """fbl-opt or fbl-translate rejected the model; the message holds their
+    diagnostics."""
+
+
+def _tool(name: str) -> str:
+    tools = os.environ.get("FBL_TOOLS_DIR") or _config.tools_dir()
+    path = os.path.join(tools, name)
+    if not os.access(path, os.X_OK):
+        raise Error(f"{name} not found in {tools} (set FBL_TOOLS_DIR)")
+    return path
+
+
+def _run(cmd, **kw) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        raise CompileError(f"{os.path.basename(cmd[0])} failed:\n"
+                           f"{proc.stderr.strip()}")
+
+
+def local_target(device: Optional[str] = None) -> str:
+    """The target preset for an OpenCL device (default: the one a Session
+    picks): its vendor's preset, else the PoCL CPU preset."""
+    desc = describe_device(device)
+    for key, preset in (("NVIDIA", "nvidia-h200"), ("Adreno", "adreno-a740"),
+                        ("Mali", "mali-g710")):
+        if key.lower() in desc.lower():
+            return preset
+    return "pocl-cpu"
+
+
+def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
+            target: Optional[str] = None, optimizer: str = "none",
+            lr: float = 1e-3, out_dir: Optional[Union[str, os.PathLike]] = None,
+            spirv: bool = False, report: Optional[str] = None) -> str:
+    """Compiles `model` (a .mlir file, or MLIR text) and returns the bundle
+    directory (`out_dir`, else a fresh temporary one).
+
+    target: a preset name (adreno-a740, mali-g710, pocl-cpu, nvidia-h200);
+    default: the module's fbl.target, else the local device's preset.
+    optimizer: "none" gives @f_grad's bundle (loss and gradients); "sgd" or
+    "adamw" a training step whose outputs replace its inputs.
+    """
+    if policy not in POLICIES:
+        raise Error(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
+    if optimizer not in OPTIMIZERS:
+        raise Error(f"unknown optimizer {optimizer!r}; one of "
+                    f"{', '.join(OPTIMIZERS)}")
+    path = os.fspath(model)
+    text = None
+    if not os.path.exists(path):
+        if "func.func" not in path:
+            raise Error(f"{path}: no such model file")
+        text = path
+    if target is None:
+        source = text if text is not None else open(path).read()
+        target = "" if "fbl.target" in source else local_target()
+    options = [f"policy={policy}", f"optimizer={optimizer}", f"lr={lr!r}"]
+    if target:
+        options.append(f"target={target}")
+    if report:
+        options.append(f"report={os.path.abspath(report)}")
+    # Intermediate files live in `work`; so does the bundle without out_dir.
+    work = tempfile.mkdtemp(prefix="fbl-")
+    bundle = os.fspath(out_dir) if out_dir else os.path.join(work, "bundle")
+    try:
+        if text is not None:
+            path = os.path.join(work, "model.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+        compiled = os.path.join(work, "compiled.mlir")
+        _run([_tool("fbl-opt"), path,
+              f"--fbl-training-pipeline={' '.join(options)}", "-o", compiled])
+        # fbl-translate emits @f_step when there is one, else @f_grad.
+        _run([_tool("fbl-translate"),
+              "--fbl-to-spirv" if spirv else "--fbl-to-opencl", compiled,
+              "-o", bundle])
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if out_dir:
+        shutil.rmtree(work, ignore_errors=True)
+    return bundle

@@ -1,0 +1,319 @@
+"""ctypes binding of libfbl_runtime (runtime/include/fbl_runtime/fbl_runtime.h).
+
+A Session opens a bundle on an OpenCL device and moves numpy arrays in and
+out; the runtime packs and unpacks them with the layout algebra.
+"""
+
+import ctypes
+import dataclasses
+import os
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _config
+
+
+class Error(RuntimeError):
+    """A failed fbl call; the message says what went wrong."""
+
+
+_DTYPES = {"f32": np.float32, "f16": np.float16, "i64": np.int64,
+           "i32": np.int32}
+
+_lib = None
+
+
+def _runtime():
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = os.environ.get("FBL_RUNTIME_LIB") or _config.runtime_library()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise Error(f"cannot load libfbl_runtime ({path}): {e}") from None
+    c = ctypes
+    P = c.c_void_p
+    sigs = {
+        "fbl_last_error": (c.c_char_p, []),
+        "fbl_list_devices": (c.c_int, [c.c_char_p, c.c_size_t]),
+        "fbl_describe_device": (c.c_int, [c.c_char_p, c.c_char_p,
+                                          c.c_size_t]),
+        "fbl_session_open": (c.c_int, [c.c_char_p, c.c_char_p,
+                                       c.POINTER(P)]),
+        "fbl_session_close": (None, [P]),
+        "fbl_session_device_name": (c.c_char_p, [P]),
+        "fbl_session_num_inputs": (c.c_size_t, [P]),
+        "fbl_session_num_outputs": (c.c_size_t, [P]),
+        "fbl_session_tensor_info": (c.c_int, [
+            P, c.c_int, c.c_size_t, c.POINTER(c.c_int64),
+            c.POINTER(c.c_size_t), c.POINTER(c.c_char_p),
+            c.POINTER(c.c_int)]),
+        "fbl_session_output_updates": (c.c_int64, [P, c.c_size_t]),
+        "fbl_session_input_is_step_count": (c.c_int, [P, c.c_size_t]),
+        "fbl_session_set_input": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
+        "fbl_session_run": (c.c_int, [P, c.c_int, c.c_int]),
+        "fbl_session_median_ms": (c.c_double, [P]),
+        "fbl_session_get_output": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
+        "fbl_session_num_kernels": (c.c_size_t, [P]),
+        "fbl_session_kernel_name": (c.c_char_p, [P, c.c_size_t]),
+        "fbl_session_kernel_ms": (c.c_double, [P, c.c_size_t]),
+        "fbl_session_device_bytes": (c.c_int64, [P]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    _lib = lib
+    return lib
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        raise Error(_runtime().fbl_last_error().decode())
+
+
+def _text_call(fn, *args) -> str:
+    buf = ctypes.create_string_buffer(1 << 16)
+    _check(fn(*args, buf, len(buf)))
+    return buf.value.decode()
+
+
+def list_devices() -> List[str]:
+    """One line per OpenCL device: "index: platform / device / type"."""
+    return _text_call(_runtime().fbl_list_devices).splitlines()
+
+
+def describe_device(device: Optional[str] = None) -> str:
+    """The #fbl.target<...> attribute that describes `device`."""
+    return _text_call(_runtime().fbl_describe_device,
+                      (device or "").encode())
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorInfo:
+    """An input or output of a bundle."""
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    is_param: bool = False
+    is_step_count: bool = False
+    updates: Optional[int] = None  # outputs: the input a step replaces
+
+
+@dataclasses.dataclass
+class TrainResult:
+    losses: List[float]
+    step_ms: List[float]
+    state: List[np.ndarray]  # every input after the last step
+
+    @property
+    def median_step_ms(self) -> float:
+        return float(np.median(self.step_ms))
+
+
+ArrayInputs = Union[Sequence[np.ndarray], Mapping[Union[int, str], np.ndarray]]
+
+
+class Session:
+    """A bundle opened on an OpenCL device.
+
+    `device`: None for the first GPU (else the first CPU device), a device
+    index, "gpu", "cpu", or part of a device name.
+    """
+
+    def __init__(self, bundle: Union[str, os.PathLike],
+                 device: Optional[Union[str, int]] = None):
+        lib = _runtime()
+        self._lib = lib
+        self._handle = ctypes.c_void_p()
+        sel = "" if device is None else str(device)
+        _check(lib.fbl_session_open(os.fspath(bundle).encode(), sel.encode(),
+                                    ctypes.byref(self._handle)))
+        self.inputs = [self._info(0, i)
+                       for i in range(lib.fbl_session_num_inputs(self._handle))]
+        self.outputs = [self._info(1, j)
+                        for j in range(lib.fbl_session_num_outputs(self._handle))]
+
+    def _info(self, output: int, index: int) -> TensorInfo:
+        shape = (ctypes.c_int64 * 8)()
+        rank = ctypes.c_size_t()
+        dtype = ctypes.c_char_p()
+        is_param = ctypes.c_int()
+        _check(self._lib.fbl_session_tensor_info(
+            self._handle, output, index, shape, ctypes.byref(rank),
+            ctypes.byref(dtype), ctypes.byref(is_param)))
+        kind = dtype.value.decode()
+        if kind not in _DTYPES:
+            raise Error(f"unsupported element type {kind}")
+        if output:
+            t = self._lib.fbl_session_output_updates(self._handle, index)
+            return TensorInfo(f"result{index}", tuple(shape[:rank.value]),
+                              np.dtype(_DTYPES[kind]),
+                              updates=None if t < 0 else int(t))
+        return TensorInfo(
+            f"arg{index}", tuple(shape[:rank.value]), np.dtype(_DTYPES[kind]),
+            is_param=bool(is_param.value),
+            is_step_count=bool(self._lib.fbl_session_input_is_step_count(
+                self._handle, index)))
+
+    # Context manager and explicit close release the device memory.
+    def close(self) -> None:
+        if self._handle:
+            self._lib.fbl_session_close(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _live(self):
+        if not self._handle:
+            raise Error("the session is closed")
+        return self._handle
+
+    @property
+    def device_name(self) -> str:
+        return self._lib.fbl_session_device_name(self._live()).decode()
+
+    @property
+    def device_bytes(self) -> int:
+        """Device memory of the bundle's images and buffers."""
+        return int(self._lib.fbl_session_device_bytes(self._live()))
+
+    @property
+    def is_training_step(self) -> bool:
+        return any(o.updates is not None for o in self.outputs)
+
+    def _index(self, key: Union[int, str]) -> int:
+        if isinstance(key, str):
+            for i, info in enumerate(self.inputs):
+                if info.name == key:
+                    return i
+            raise Error(f"no input named {key!r} (inputs: "
+                        f"{', '.join(i.name for i in self.inputs)})")
+        if not 0 <= key < len(self.inputs):
+            raise Error(f"input {key} out of range: the bundle has "
+                        f"{len(self.inputs)} inputs")
+        return key
+
+    def set_input(self, key: Union[int, str], value) -> None:
+        """Copies `value` (anything numpy converts exactly) to input `key`."""
+        i = self._index(key)
+        info = self.inputs[i]
+        array = np.asarray(value)
+        if array.shape != info.shape:
+            raise Error(f"{info.name} needs shape {info.shape}, got "
+                        f"{array.shape}")
+        if array.dtype != info.dtype:
+            if not np.can_cast(array.dtype, info.dtype, casting="same_kind"):
+                raise Error(f"{info.name} needs {info.dtype}, got "
+                            f"{array.dtype}")
+            array = array.astype(info.dtype)
+        array = np.ascontiguousarray(array)
+        _check(self._lib.fbl_session_set_input(
+            self._live(), i, array.ctypes.data_as(ctypes.c_void_p),
+            array.nbytes))
+
+    def set_inputs(self, inputs: ArrayInputs) -> None:
+        items = (inputs.items() if isinstance(inputs, Mapping)
+                 else enumerate(inputs))
+        if not isinstance(inputs, Mapping) and len(inputs) != len(self.inputs):
+            raise Error(f"the bundle has {len(self.inputs)} inputs, got "
+                        f"{len(inputs)} arrays")
+        for key, value in items:
+            self.set_input(key, value)
+
+    def get_output(self, index: int) -> np.ndarray:
+        if not 0 <= index < len(self.outputs):
+            raise Error(f"output {index} out of range: the bundle has "
+                        f"{len(self.outputs)} outputs")
+        info = self.outputs[index]
+        out = np.empty(info.shape, info.dtype)
+        _check(self._lib.fbl_session_get_output(
+            self._live(), index, out.ctypes.data_as(ctypes.c_void_p),
+            out.nbytes))
+        return out
+
+    def run(self, inputs: Optional[ArrayInputs] = None, iterations: int = 1,
+            profile: bool = False) -> List[np.ndarray]:
+        """Sets `inputs` (all, or a mapping of some), runs the schedule
+        `iterations` times and returns every output."""
+        if iterations < 1:
+            raise Error("iterations must be positive")
+        if inputs is not None:
+            self.set_inputs(inputs)
+        _check(self._lib.fbl_session_run(self._live(), iterations,
+                                         int(profile)))
+        return [self.get_output(j) for j in range(len(self.outputs))]
+
+    @property
+    def median_ms(self) -> float:
+        """Median wall time of one iteration of the last run."""
+        return float(self._lib.fbl_session_median_ms(self._live()))
+
+    def kernel_times(self) -> Dict[str, float]:
+        """Per-kernel device times (ms) of the last profiled run."""
+        h = self._live()
+        return {self._lib.fbl_session_kernel_name(h, k).decode():
+                float(self._lib.fbl_session_kernel_ms(h, k))
+                for k in range(self._lib.fbl_session_num_kernels(h))}
+
+    def train(self, inputs: ArrayInputs, steps: int,
+              callback: Optional[Callable[[int, float, float], None]] = None
+              ) -> TrainResult:
+        """Runs `steps` steps of a training-step bundle: each step's updated
+        parameters (and optimizer state) become the next step's inputs, the
+        step count input is set per step. Inputs the caller leaves out that a
+        step updates but are not parameters (optimizer moments) start at
+        zero. `callback(step, loss, ms)` is called after each step."""
+        if not self.is_training_step:
+            raise Error("the bundle is not a training step: compile with "
+                        "optimizer='sgd' or optimizer='adamw'")
+        if steps < 1:
+            raise Error("steps must be positive")
+        given = (dict(inputs) if isinstance(inputs, Mapping)
+                 else dict(enumerate(inputs)))
+        given = {self._index(k): v for k, v in given.items()}
+        state_inputs = {o.updates for o in self.outputs
+                        if o.updates is not None}
+        for i, info in enumerate(self.inputs):
+            if i in given:
+                self.set_input(i, given[i])
+            elif info.is_step_count:
+                pass
+            elif i in state_inputs and not info.is_param:
+                self.set_input(i, np.zeros(info.shape, info.dtype))
+            else:
+                raise Error(f"{info.name} ({'parameter' if info.is_param else 'input'}"
+                            f", {info.shape} {info.dtype}) is not given")
+        state = {i: np.asarray(given[i], self.inputs[i].dtype)
+                 for i in given}
+        losses, times = [], []
+        for step in range(1, steps + 1):
+            for i, info in enumerate(self.inputs):
+                if info.is_step_count:
+                    self.set_input(i, np.full(info.shape, step, info.dtype))
+            _check(self._lib.fbl_session_run(self._live(), 1, 0))
+            times.append(self.median_ms)
+            for j, out in enumerate(self.outputs):
+                if out.updates is None:
+                    continue
+                value = self.get_output(j)
+                self.set_input(out.updates, value)
+                state[out.updates] = value
+            loss = float(self.get_output(0).reshape(-1)[0])
+            losses.append(loss)
+            if callback is not None:
+                callback(step, loss, times[-1])
+        return TrainResult(losses, times,
+                           [state.get(i) for i in range(len(self.inputs))])
