@@ -2,7 +2,8 @@
 # Stages everything the GPU run needs into .device/stage (git-ignored; the
 # device call carries .device): fbl-run, libfbl_runtime, the CLBlast
 # reference, end-to-end bundles of the MLP and attention training steps
-# (with inputs and oracle results), and GEMM bundles.
+# (with inputs and oracle results), and GEMM bundles (register-tiled and
+# local-memory tiled kernels on both layouts).
 #   benchmarks/stage_device_run.sh [TARGET]   (default nvidia-h200)
 # Then, in the device call: '. .device/env.sh; bash benchmarks/device_run.sh'.
 set -euo pipefail
@@ -26,14 +27,24 @@ for model in mlp attention; do
   done
 done
 
+# The local-memory tiled GEMMs (forward and backward) against the oracle.
+/usr/bin/python3 test/lib/e2e_check.py test/E2E/Inputs/gemm-local.mlir \
+  --target "$target" \
+  --fbl-opt "$build/bin/fbl-opt" --fbl-translate "$build/bin/fbl-translate" \
+  --fbl-run "$build/bin/fbl-run" --llvm-bin /usr/lib/llvm-22/bin \
+  --prepare "$stage/e2e/gemm-local-fblayout" >/dev/null
+
 for shape in "512 2048 2048" "2048 2048 2048"; do
   set -- $shape
   for form in nn nt tn; do
     for layout in channel_packed rtile; do
-      name="$form-$layout-$1x$2x$3"
-      python3 benchmarks/gen_gemm.py "$1" "$2" "$3" "$form" "$layout" "$target" |
-        "$build/bin/fbl-opt" --fbl-lower-to-kernels |
-        "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/gemm/$name"
+      for kernel in register local; do
+        name="$form-$layout-$kernel-$1x$2x$3"
+        python3 benchmarks/gen_gemm.py "$1" "$2" "$3" "$form" "$layout" \
+          "$target" "$kernel" |
+          "$build/bin/fbl-opt" --fbl-lower-to-kernels |
+          "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/gemm/$name"
+      done
     done
   done
 done

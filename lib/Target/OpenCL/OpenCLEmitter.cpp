@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -317,6 +318,46 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
       .Case<WorkItemIdOp>([&](WorkItemIdOp w) {
         return declare(w, "(int)get_global_id(" + std::to_string(w.getDim()) +
                               ")");
+      })
+      .Case<LocalIdOp>([&](LocalIdOp w) {
+        return declare(w, "(int)get_local_id(" + std::to_string(w.getDim()) +
+                              ")");
+      })
+      .Case<GroupIdOp>([&](GroupIdOp w) {
+        return declare(w, "(int)get_group_id(" + std::to_string(w.getDim()) +
+                              ")");
+      })
+      .Case<BarrierOp>([&](BarrierOp) {
+        os.indent(indent * 2) << "barrier(CLK_LOCAL_MEM_FENCE);\n";
+        return success();
+      })
+      .Case<memref::AllocaOp>([&](memref::AllocaOp a) -> LogicalResult {
+        MemRefType type = a.getType();
+        auto space = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace());
+        FailureOr<std::string> t = typeName(type.getElementType());
+        if (!space || space.getInt() != 3 || !type.hasStaticShape() ||
+            failed(t) || a->getParentOp() != a->getParentOfType<DispatchOp>())
+          return a.emitError("fbl-to-opencl: only static local-memory "
+                             "(memory space 3) arrays at the top of a kernel");
+        std::string n = fresh(a);
+        os.indent(indent * 2) << "__local " << *t << " " << n;
+        for (int64_t d : type.getShape())
+          os << "[" << d << "]";
+        os << ";\n";
+        return success();
+      })
+      .Case<memref::LoadOp>([&](memref::LoadOp l) {
+        std::string e = name(l.getMemRef());
+        for (Value i : l.getIndices())
+          e += "[" + name(i) + "]";
+        return declare(l, e);
+      })
+      .Case<memref::StoreOp>([&](memref::StoreOp st) {
+        os.indent(indent * 2) << name(st.getMemRef());
+        for (Value i : st.getIndices())
+          os << "[" << name(i) << "]";
+        os << " = " << name(st.getValueToStore()) << ";\n";
+        return success();
       })
       .Case<LoadTexelOp>([&](LoadTexelOp l) {
         std::string coord =

@@ -74,6 +74,20 @@ module attributes {fbl.target = #fbl.target<"adreno-a740", max_image_width = 819
 
 // -----
 
+// local_tiled_gemm prints when it differs from the preset's (or, for a
+// custom target, from false), so the printed form parses back the same.
+// CHECK: #fbl.target<"nvidia-h200", {{.*}}preferred_workgroup = [16, 16], local_tiled_gemm = false>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", local_tiled_gemm = false>} {
+}
+
+// -----
+
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}preferred_workgroup = [8, 8], local_tiled_gemm = true>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = true>} {
+}
+
+// -----
+
 // CHECK-LABEL: func.func @trainable
 // CHECK-SAME: {fbl.param}
 func.func @trainable(%w: tensor<4x4xf32> {fbl.param}, %x: tensor<4x4xf32>) {

@@ -175,3 +175,8 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", preferred_workgroup = [8
 
 // expected-error @+1 {{preferred_workgroup 64x128 exceeds max_workgroup_size 4096}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", preferred_workgroup = [64, 128]>} {}
+
+// -----
+
+// expected-error @+1 {{local_tiled_gemm must be true or false}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = yes>} {}

@@ -134,3 +134,11 @@ func.func @f() attributes {fbl.memory_plan = {objects = 1}} {
 
 // expected-error @+1 {{'fbl.kernel' must give register_tile and one read kind per operand}}
 %0 = arith.constant {fbl.kernel = {reads = []}} 0.0 : f32
+
+// -----
+
+func.func @barrier_outside_kernel() {
+  // expected-error @+1 {{'fbl.barrier' op must be inside an fbl.dispatch body}}
+  fbl.barrier
+  return
+}

@@ -352,6 +352,7 @@ struct TargetPreset {
   bool fp16;
   int64_t maxWorkgroupSize;
   int64_t preferredWorkgroup[2];
+  bool localTiledGemm;
 };
 } // namespace
 
@@ -367,7 +368,8 @@ static const TargetPreset kPresets[] = {
      4,
      true,
      1024,
-     {16, 8}},
+     {16, 8},
+     false},
     // Arm Mali-G710 (Valhall).
     {"mali-g710",
      65536,
@@ -379,7 +381,8 @@ static const TargetPreset kPresets[] = {
      4,
      true,
      1024,
-     {8, 8}},
+     {8, 8},
+     false},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
     {"pocl-cpu",
      8192,
@@ -391,7 +394,8 @@ static const TargetPreset kPresets[] = {
      8,
      true,
      4096,
-     {8, 8}},
+     {8, 8},
+     false},
     // NVIDIA H200 (OpenCL 3.0 driver).
     {"nvidia-h200",
      32768,
@@ -403,7 +407,8 @@ static const TargetPreset kPresets[] = {
      4,
      true,
      1024,
-     {16, 16}},
+     {16, 16},
+     true},
 };
 
 ArrayRef<StringRef> TargetAttr::getPresetNames() {
@@ -422,7 +427,8 @@ TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
       return TargetAttr::get(context, p.name, p.maxImageWidth, p.maxImageHeight,
                              p.maxImageLayers, p.maxBufferBytes,
                              p.cacheLineTexels, p.cacheBytes, p.cacheWays,
-                             p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup);
+                             p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup,
+                             p.localTiledGemm);
   return {};
 }
 
@@ -442,7 +448,7 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> cacheLineTexels,
                                  int64_t cacheBytes, int64_t cacheWays, bool,
                                  int64_t maxWorkgroupSize,
-                                 ArrayRef<int64_t> preferredWorkgroup) {
+                                 ArrayRef<int64_t> preferredWorkgroup, bool) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -479,7 +485,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     return {};
   // Start from the preset of that name, if any; fields override it.
   std::optional<int64_t> ints[7];
-  std::optional<bool> fp16;
+  std::optional<bool> fp16, localTiledGemm;
   SmallVector<int64_t> line, wg;
   bool hasLine = false, hasWg = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
@@ -497,13 +503,13 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       if (parser.parseInteger(v))
         return {};
       ints[it - std::begin(intKeys)] = v;
-    } else if (key == "fp16") {
+    } else if (key == "fp16" || key == "local_tiled_gemm") {
       StringRef b;
       if (parser.parseKeyword(&b) || (b != "true" && b != "false")) {
-        parser.emitError(keyLoc, "fp16 must be true or false");
+        parser.emitError(keyLoc, key) << " must be true or false";
         return {};
       }
-      fp16 = b == "true";
+      (key == "fp16" ? fp16 : localTiledGemm) = b == "true";
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
@@ -552,13 +558,16 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
               preset.getPreferredWorkgroup().end());
   return parser.getChecked<TargetAttr>(
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
-      values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg);
+      values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
+      localTiledGemm ? *localTiledGemm
+                     : preset && preset.getLocalTiledGemm());
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
   printer << "<\"" << getName() << '"';
   // A preset prints as its name alone.
-  if (getPreset(getContext(), getName()) == *this) {
+  TargetAttr preset = getPreset(getContext(), getName());
+  if (preset == *this) {
     printer << '>';
     return;
   }
@@ -574,5 +583,9 @@ void TargetAttr::print(AsmPrinter &printer) const {
           << ", max_workgroup_size = " << getMaxWorkgroupSize()
           << ", preferred_workgroup = [";
   llvm::interleaveComma(getPreferredWorkgroup(), printer);
-  printer << "]>";
+  printer << ']';
+  // Optional field: printed when it differs from what parsing assumes.
+  if (getLocalTiledGemm() != (preset && preset.getLocalTiledGemm()))
+    printer << ", local_tiled_gemm = " << (getLocalTiledGemm() ? "true" : "false");
+  printer << '>';
 }

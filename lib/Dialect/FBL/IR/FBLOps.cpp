@@ -246,6 +246,12 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
+LogicalResult BarrierOp::verify() {
+  if (!(*this)->getParentOfType<DispatchOp>())
+    return emitOpError("must be inside an fbl.dispatch body");
+  return success();
+}
+
 /// Memory accesses name a tensor argument of their kernel, of the right
 /// storage kind.
 static LogicalResult verifyKernelAccess(Operation *op, Value handle, bool image,

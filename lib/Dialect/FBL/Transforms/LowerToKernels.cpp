@@ -30,6 +30,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -164,8 +165,10 @@ public:
 
   /// Creates the dispatch writing a fresh `resultType` over `grid` work-items
   /// and positions the builder in its body.
+  /// The work-group is the target's preferred one (clamped to the grid)
+  /// unless `workgroup` is given.
   void begin(StringRef name, RankedTensorType resultType,
-             ArrayRef<int64_t> items) {
+             ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {}) {
     Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
                                         resultType.getElementType(),
                                         resultType.getEncoding());
@@ -173,7 +176,9 @@ public:
     ArrayRef<int64_t> pref = target.getPreferredWorkgroup();
     for (unsigned d = 0; d < 3 && d < items.size(); ++d) {
       int64_t want = d < 2 ? pref[d] : 1;
-      wg[d] = std::min<int64_t>(want, llvm::PowerOf2Ceil(items[d]));
+      wg[d] = d < workgroup.size()
+                  ? workgroup[d]
+                  : std::min<int64_t>(want, llvm::PowerOf2Ceil(items[d]));
       grid[d] = llvm::alignTo(items[d], wg[d]);
     }
     dispatch = DispatchOp::create(
@@ -467,12 +472,22 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   return success();
 }
 
+/// Local-memory tiling of GEMMs: work-groups of kGroupItems x kGroupItems
+/// work-items (a (4 kGroupItems)^2 tile of C) stage kLocalK-deep slices of
+/// A and B in local memory.
+constexpr int64_t kGroupItems = 8;
+constexpr int64_t kGroupTile = 4 * kGroupItems;
+constexpr int64_t kLocalK = 16;
+
 /// The register-tiled GEMM kernel: for contractions C[b, m, n] (+)= A * B
 /// with one reduction loop k, each work-item computes a 4x4 block of C,
 /// walks k 4 at a time, and reads A, B (and C's init) as whole texels: the
 /// 4 elements along an operand's packed dim inside the block are the 4
-/// channels of one texel. Returns failure (without a diagnostic) when the op
-/// is not such a contraction; the generic kernel handles it then.
+/// channels of one texel. With the target's local_tiled_gemm and sizes that
+/// divide into work-group tiles, A and B pass through local memory (each
+/// texel read from its image once per work-group). Returns failure (without
+/// a diagnostic) when the op is not such a contraction; the generic kernel
+/// handles it then.
 static FailureOr<DispatchOp>
 lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
   if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
@@ -555,7 +570,6 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
   KernelBuilder kb(builder, loc, target);
   unsigned aIn = kb.addInput(a->get()), bIn = kb.addInput(b->get());
   unsigned cIn = kb.addInput(init->get());
-  // Work-items over 4x4 blocks of (n, m) and over the batch loops.
   SmallVector<unsigned> batchLoops;
   int64_t batch = 1;
   for (unsigned l = 0; l < iters.size(); ++l)
@@ -563,16 +577,48 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
       batchLoops.push_back(l);
       batch *= ranges[l];
     }
-  std::string name = ("k" + Twine(counter++) + "_gemm").str();
-  kb.begin(name, resultType, {ranges[nLoop] / 4, ranges[mLoop] / 4, batch});
+  // Local-memory tiling where the target asks for it and the sizes divide
+  // into work-group tiles.
+  bool local = target.getLocalTiledGemm() &&
+               ranges[mLoop] % kGroupTile == 0 &&
+               ranges[nLoop] % kGroupTile == 0 &&
+               ranges[kLoop] % kLocalK == 0 &&
+               target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
+  std::string name =
+      ("k" + Twine(counter++) + (local ? "_gemm_local" : "_gemm")).str();
+  // Work-items over 4x4 blocks of (n, m) and over the batch loops.
+  SmallVector<int64_t> workgroup;
+  if (local)
+    workgroup = {kGroupItems, kGroupItems, 1};
+  kb.begin(name, resultType, {ranges[nLoop] / 4, ranges[mLoop] / 4, batch},
+           workgroup);
   OpBuilder &bb = kb.b;
   Addressing ad{bb, loc};
   Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
-  auto guard = scf::IfOp::create(
-      bb, loc,
-      ad.andi(ad.lt(bx, ranges[nLoop] / 4), ad.lt(by, ranges[mLoop] / 4)),
-      false);
-  bb.setInsertionPointToStart(&guard.getThenRegion().front());
+  // Local tiles, allocated first so they sit at the kernel's top level.
+  Type texelType = VectorType::get({4}, bb.getF32Type());
+  constexpr int64_t kBlocks = kGroupItems, kKBlocks = kLocalK / 4;
+  Value aTile, bTile;
+  if (local) {
+    aTile = memref::AllocaOp::create(
+        bb, loc,
+        MemRefType::get({kBlocks, kKBlocks, 4}, texelType, AffineMap(),
+                        bb.getI64IntegerAttr(3)));
+    bTile = memref::AllocaOp::create(
+        bb, loc,
+        MemRefType::get({kKBlocks, kBlocks, 4}, texelType, AffineMap(),
+                        bb.getI64IntegerAttr(3)));
+  }
+  // The grid is exact for local tiling (every work-item reaches the
+  // barriers); otherwise guard the padded work-items.
+  scf::IfOp guard;
+  if (!local) {
+    guard = scf::IfOp::create(
+        bb, loc,
+        ad.andi(ad.lt(bx, ranges[nLoop] / 4), ad.lt(by, ranges[mLoop] / 4)),
+        false);
+    bb.setInsertionPointToStart(&guard.getThenRegion().front());
+  }
   SmallVector<Value> ivs(iters.size());
   ivs[mLoop] = ad.mul(by, 4);
   ivs[nLoop] = ad.mul(bx, 4);
@@ -581,33 +627,43 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
     ivs[l] = ad.rem(rest, ranges[l]);
     rest = ad.div(rest, ranges[l]);
   }
-  // Reads the 4x4 block of `handle` at loops (ivs with rowLoop/colLoop at
-  // their block starts) as 4 whole texels: block[i][j] for rowLoop + i and
-  // colLoop + j.
-  auto readBlock = [&](Value handle, AffineMap map, unsigned packed,
-                       unsigned rowLoop, unsigned colLoop, ArrayRef<Value> at) {
-    SmallVector<SmallVector<Value>> block(4, SmallVector<Value>(4));
+  // Texel `o` of the 4x4 block of `handle` at loops `at` (rowLoop/colLoop at
+  // their block starts): the one at offset o along the unpacked dim.
+  auto readTexel = [&](Value handle, AffineMap map, unsigned packed,
+                       unsigned rowLoop, unsigned colLoop, ArrayRef<Value> at,
+                       Value o) -> Value {
     unsigned other = packed == rowLoop ? colLoop : rowLoop;
-    for (int o = 0; o < 4; ++o) {
-      SmallVector<Value> loops(at.begin(), at.end());
-      loops[other] = ad.add(at[other], ad.c(o));
-      SmallVector<Value> idx;
-      for (AffineExpr e : map.getResults())
-        idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-      auto type = cast<RankedTensorType>(handle.getType());
-      std::array<Value, 4> t = ad.texelOf(type, idx);
-      Value texel =
-          LoadTexelOp::create(bb, loc, VectorType::get({4}, bb.getF32Type()),
-                              handle, t[0], t[1], t[2]);
+    SmallVector<Value> loops(at.begin(), at.end());
+    loops[other] = ad.add(at[other], o);
+    SmallVector<Value> idx;
+    for (AffineExpr e : map.getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    auto type = cast<RankedTensorType>(handle.getType());
+    std::array<Value, 4> t = ad.texelOf(type, idx);
+    return LoadTexelOp::create(bb, loc, texelType, handle, t[0], t[1], t[2]);
+  };
+  // The 4x4 block (block[i][j] for rowLoop + i, colLoop + j) of its 4
+  // texels: the channels run along the packed dim.
+  auto blockOf = [&](ArrayRef<Value> texels, unsigned packed,
+                     unsigned rowLoop) {
+    SmallVector<SmallVector<Value>> block(4, SmallVector<Value>(4));
+    for (int o = 0; o < 4; ++o)
       for (int ch = 0; ch < 4; ++ch) {
-        Value v = vector::ExtractOp::create(bb, loc, texel, ch);
+        Value v = vector::ExtractOp::create(bb, loc, texels[o], ch);
         if (packed == rowLoop)
           block[ch][o] = v;
         else
           block[o][ch] = v;
       }
-    }
     return block;
+  };
+  auto readBlock = [&](Value handle, AffineMap map, unsigned packed,
+                       unsigned rowLoop, unsigned colLoop, ArrayRef<Value> at) {
+    SmallVector<Value> texels;
+    for (int o = 0; o < 4; ++o)
+      texels.push_back(
+          readTexel(handle, map, packed, rowLoop, colLoop, at, ad.c(o)));
+    return blockOf(texels, packed, rowLoop);
   };
   SmallVector<Value> at(ivs.begin(), ivs.end());
   at[kLoop] = ad.c(0);
@@ -623,22 +679,14 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
     Value zero = arith::ConstantOp::create(bb, loc, bb.getF32FloatAttr(0));
     accInit.assign(16, zero);
   }
-  auto loop = scf::ForOp::create(bb, loc, ad.c(0), ad.c(ranges[kLoop]), ad.c(4),
-                                 accInit);
-  {
-    OpBuilder::InsertionGuard g(bb);
-    bb.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> atK = at;
-    atK[kLoop] = loop.getInductionVar();
-    bool aFirst = mul.getLhs() == body.getArgument(aPos);
-    auto ablk =
-        readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop, atK);
-    auto bblk =
-        readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop, atK);
+  bool aFirst = mul.getLhs() == body.getArgument(aPos);
+  // acc[i][j] += sum_k a[i][k] * b[k][j] over one 4-step of k.
+  auto multiplyAdd = [&](ValueRange acc, ArrayRef<SmallVector<Value>> ablk,
+                         ArrayRef<SmallVector<Value>> bblk) {
     SmallVector<Value> next;
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) {
-        Value sum = loop.getRegionIterArg(i * 4 + j);
+        Value sum = acc[i * 4 + j];
         for (int k = 0; k < 4; ++k) {
           Value x = ablk[i][k], y = bblk[k][j];
           Value p = aFirst ? arith::MulFOp::create(bb, loc, x, y)
@@ -647,7 +695,80 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
         }
         next.push_back(sum);
       }
-    scf::YieldOp::create(bb, loc, next);
+    return next;
+  };
+  int64_t kStep = local ? kLocalK : 4;
+  auto loop = scf::ForOp::create(bb, loc, ad.c(0), ad.c(ranges[kLoop]),
+                                 ad.c(kStep), accInit);
+  {
+    OpBuilder::InsertionGuard g(bb);
+    bb.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> atK = at;
+    atK[kLoop] = loop.getInductionVar();
+    if (!local) {
+      auto ablk =
+          readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop, atK);
+      auto bblk =
+          readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop, atK);
+      scf::YieldOp::create(bb, loc,
+                           multiplyAdd(loop.getRegionIterArgs(), ablk, bblk));
+    } else {
+      // The work-group stages the A tile (its 4*kBlocks rows x kLocalK) and
+      // the B tile (kLocalK x its 4*kBlocks columns) in local memory, each
+      // texel read from its image once, then every work-item multiplies its
+      // 4x4 blocks out of local memory.
+      Value lx = LocalIdOp::create(bb, loc, bb.getIndexType(),
+                                   bb.getI64IntegerAttr(0));
+      Value ly = LocalIdOp::create(bb, loc, bb.getIndexType(),
+                                   bb.getI64IntegerAttr(1));
+      Value flat = ad.add(ad.mul(ly, kGroupItems), lx);
+      Value mTile = ad.mul(ad.div(by, kBlocks), 4 * kBlocks);
+      Value nTile = ad.mul(ad.div(bx, kBlocks), 4 * kBlocks);
+      constexpr int64_t perTile = kBlocks * kKBlocks * 4;
+      constexpr int64_t items = kGroupItems * kGroupItems;
+      static_assert(perTile % items == 0, "tiles split evenly");
+      for (int64_t r = 0; r < perTile / items; ++r) {
+        Value t = ad.add(flat, ad.c(r * items));
+        Value o = ad.rem(t, 4);
+        // A: [mb][kb][o].
+        Value amb = ad.div(t, kKBlocks * 4);
+        Value akb = ad.rem(ad.div(t, 4), kKBlocks);
+        SmallVector<Value> aAt = atK;
+        aAt[mLoop] = ad.add(mTile, ad.mul(amb, 4));
+        aAt[kLoop] = ad.add(atK[kLoop], ad.mul(akb, 4));
+        memref::StoreOp::create(bb, loc,
+                                readTexel(kb.inputHandle(aIn), aMap, *aPacked,
+                                          mLoop, kLoop, aAt, o),
+                                aTile, ValueRange{amb, akb, o});
+        // B: [kb][nb][o].
+        Value bkb = ad.div(t, kBlocks * 4);
+        Value bnb = ad.rem(ad.div(t, 4), kBlocks);
+        SmallVector<Value> bAt = atK;
+        bAt[nLoop] = ad.add(nTile, ad.mul(bnb, 4));
+        bAt[kLoop] = ad.add(atK[kLoop], ad.mul(bkb, 4));
+        memref::StoreOp::create(bb, loc,
+                                readTexel(kb.inputHandle(bIn), bMap, *bPacked,
+                                          kLoop, nLoop, bAt, o),
+                                bTile, ValueRange{bkb, bnb, o});
+      }
+      BarrierOp::create(bb, loc);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      for (int64_t kblk = 0; kblk < kKBlocks; ++kblk) {
+        SmallVector<Value> aTexels, bTexels;
+        for (int64_t o = 0; o < 4; ++o) {
+          aTexels.push_back(memref::LoadOp::create(
+              bb, loc, aTile, ValueRange{ly, ad.c(kblk), ad.c(o)}));
+          bTexels.push_back(memref::LoadOp::create(
+              bb, loc, bTile, ValueRange{ad.c(kblk), lx, ad.c(o)}));
+        }
+        acc = multiplyAdd(acc, blockOf(aTexels, *aPacked, mLoop),
+                          blockOf(bTexels, *bPacked, kLoop));
+      }
+      // The tiles are overwritten by the next step only after everyone has
+      // read them.
+      BarrierOp::create(bb, loc);
+      scf::YieldOp::create(bb, loc, acc);
+    }
   }
   // Store the block as 4 whole texels of C.
   unsigned other = *cPacked == mLoop ? nLoop : mLoop;
@@ -663,11 +784,11 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
       int i = *cPacked == mLoop ? ch : o, j = *cPacked == mLoop ? o : ch;
       channels.push_back(loop.getResult(i * 4 + j));
     }
-    Value texel = vector::FromElementsOp::create(
-        bb, loc, VectorType::get({4}, bb.getF32Type()), channels);
+    Value texel = vector::FromElementsOp::create(bb, loc, texelType, channels);
     StoreTexelOp::create(bb, loc, texel, kb.outputHandle(), t[0], t[1], t[2]);
   }
-  bb.setInsertionPointAfter(guard);
+  if (guard)
+    bb.setInsertionPointAfter(guard);
   return kb.end();
 }
 

@@ -212,6 +212,12 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
                 fp16 = true, max_workgroup_size = 1024,
                 preferred_workgroup = [8, 8]>
     ```
+
+    `local_tiled_gemm` (optional, default false; the NVIDIA preset sets it)
+    makes GEMM kernels stage operand tiles in local memory: it pays where
+    the texel fetch rate, not texture-cache hits, bounds the register-tiled
+    kernel. A preset's fields can be overridden one by one:
+    `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
   }];
   let parameters = (ins
     StringRefParameter<"device name">:$name,
@@ -226,7 +232,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     "bool":$fp16,
     "int64_t":$maxWorkgroupSize,
     ArrayRefParameter<"int64_t", "preferred 2D work-group size">:
-        $preferredWorkgroup);
+        $preferredWorkgroup,
+    "bool":$localTiledGemm);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

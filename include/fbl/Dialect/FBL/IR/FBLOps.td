@@ -157,6 +157,33 @@ def FBL_WorkItemIdOp : FBL_Op<"work_item_id", [Pure]> {
   let assemblyFormat = "$dim attr-dict";
 }
 
+def FBL_LocalIdOp : FBL_Op<"local_id", [Pure]> {
+  let summary = "The work-item's index inside its work-group (get_local_id)";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$id);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def FBL_GroupIdOp : FBL_Op<"group_id", [Pure]> {
+  let summary = "The work-group's index along one grid dimension (get_group_id)";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$id);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def FBL_BarrierOp : FBL_Op<"barrier"> {
+  let summary = "Work-group barrier over local memory";
+  let description = [{
+    Every work-item of the work-group waits here until all have arrived, and
+    their local-memory writes before it are visible after it
+    (`barrier(CLK_LOCAL_MEM_FENCE)`). Local memory is a `memref.alloca` in
+    memory space 3 at the top of a dispatch body; every work-item of the
+    group must reach each barrier.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 // The RGBA texel kernels read and write.
 def FBL_Texel : VectorOfLengthAndType<[4], [F32]>,
     BuildableType<"::mlir::VectorType::get({4}, $_builder.getF32Type())">;
