@@ -473,10 +473,12 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
 }
 
 /// Local-memory tiling of GEMMs: work-groups of kGroupItems x kGroupItems
-/// work-items (a (4 kGroupItems)^2 tile of C) stage kLocalK-deep slices of
-/// A and B in local memory.
+/// work-items, each computing kItemBlocks x kItemBlocks 4x4 blocks of C
+/// (a kGroupTile^2 tile per group), stage kLocalK-deep slices of A and B
+/// in local memory.
 constexpr int64_t kGroupItems = 8;
-constexpr int64_t kGroupTile = 4 * kGroupItems;
+constexpr int64_t kItemBlocks = 2;
+constexpr int64_t kGroupTile = 4 * kGroupItems * kItemBlocks;
 constexpr int64_t kLocalK = 16;
 
 /// The register-tiled GEMM kernel: for contractions C[b, m, n] (+)= A * B
@@ -586,29 +588,32 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
                target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
   std::string name =
       ("k" + Twine(counter++) + (local ? "_gemm_local" : "_gemm")).str();
-  // Work-items over 4x4 blocks of (n, m) and over the batch loops.
+  // Work-items over 4x4 blocks of (n, m) (kItemBlocks^2 of them each when
+  // tiled in local memory) and over the batch loops.
+  int64_t perItem = local ? kItemBlocks : 1;
   SmallVector<int64_t> workgroup;
   if (local)
     workgroup = {kGroupItems, kGroupItems, 1};
-  kb.begin(name, resultType, {ranges[nLoop] / 4, ranges[mLoop] / 4, batch},
+  kb.begin(name, resultType,
+           {ranges[nLoop] / (4 * perItem), ranges[mLoop] / (4 * perItem),
+            batch},
            workgroup);
   OpBuilder &bb = kb.b;
   Addressing ad{bb, loc};
-  Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
-  // Local tiles, allocated first so they sit at the kernel's top level.
   Type texelType = VectorType::get({4}, bb.getF32Type());
-  constexpr int64_t kBlocks = kGroupItems, kKBlocks = kLocalK / 4;
+  // Local tiles [k block][texel][m or n block], allocated first so they sit
+  // at the kernel's top level; consecutive work-items read consecutive
+  // texels.
+  constexpr int64_t kTileBlocks = kGroupItems * kItemBlocks;
+  constexpr int64_t kKBlocks = kLocalK / 4;
   Value aTile, bTile;
   if (local) {
-    aTile = memref::AllocaOp::create(
-        bb, loc,
-        MemRefType::get({kBlocks, kKBlocks, 4}, texelType, AffineMap(),
-                        bb.getI64IntegerAttr(3)));
-    bTile = memref::AllocaOp::create(
-        bb, loc,
-        MemRefType::get({kKBlocks, kBlocks, 4}, texelType, AffineMap(),
-                        bb.getI64IntegerAttr(3)));
+    auto tileType = MemRefType::get({kKBlocks, 4, kTileBlocks}, texelType,
+                                    AffineMap(), bb.getI64IntegerAttr(3));
+    aTile = memref::AllocaOp::create(bb, loc, tileType);
+    bTile = memref::AllocaOp::create(bb, loc, tileType);
   }
+  Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
   // The grid is exact for local tiling (every work-item reaches the
   // barriers); otherwise guard the padded work-items.
   scf::IfOp guard;
@@ -619,14 +624,42 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
         false);
     bb.setInsertionPointToStart(&guard.getThenRegion().front());
   }
-  SmallVector<Value> ivs(iters.size());
-  ivs[mLoop] = ad.mul(by, 4);
-  ivs[nLoop] = ad.mul(bx, 4);
+  SmallVector<Value> at(iters.size());
   Value rest = bz;
   for (unsigned l : llvm::reverse(batchLoops)) {
-    ivs[l] = ad.rem(rest, ranges[l]);
+    at[l] = ad.rem(rest, ranges[l]);
     rest = ad.div(rest, ranges[l]);
   }
+  at[kLoop] = ad.c(0);
+  // The item's blocks: (m, n) origins. Locally tiled, block (i, j) of an
+  // item is block (i * kGroupItems + ly, j * kGroupItems + lx) of its group.
+  Value lx, ly, mTile, nTile;
+  SmallVector<Value> mBlocks, nBlocks;
+  if (local) {
+    lx = LocalIdOp::create(bb, loc, bb.getIndexType(), bb.getI64IntegerAttr(0));
+    ly = LocalIdOp::create(bb, loc, bb.getIndexType(), bb.getI64IntegerAttr(1));
+    Value gx =
+        GroupIdOp::create(bb, loc, bb.getIndexType(), bb.getI64IntegerAttr(0));
+    Value gy =
+        GroupIdOp::create(bb, loc, bb.getIndexType(), bb.getI64IntegerAttr(1));
+    mTile = ad.mul(gy, 4 * kTileBlocks);
+    nTile = ad.mul(gx, 4 * kTileBlocks);
+    for (int64_t i = 0; i < kItemBlocks; ++i) {
+      mBlocks.push_back(
+          ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * kGroupItems)), 4)));
+      nBlocks.push_back(
+          ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * kGroupItems)), 4)));
+    }
+  } else {
+    mBlocks.push_back(ad.mul(by, 4));
+    nBlocks.push_back(ad.mul(bx, 4));
+  }
+  auto blockAt = [&](int64_t i, int64_t j, ArrayRef<Value> base) {
+    SmallVector<Value> loops(base.begin(), base.end());
+    loops[mLoop] = mBlocks[i];
+    loops[nLoop] = nBlocks[j];
+    return loops;
+  };
   // Texel `o` of the 4x4 block of `handle` at loops `at` (rowLoop/colLoop at
   // their block starts): the one at offset o along the unpacked dim.
   auto readTexel = [&](Value handle, AffineMap map, unsigned packed,
@@ -665,20 +698,22 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
           readTexel(handle, map, packed, rowLoop, colLoop, at, ad.c(o)));
     return blockOf(texels, packed, rowLoop);
   };
-  SmallVector<Value> at(ivs.begin(), ivs.end());
-  at[kLoop] = ad.c(0);
+  // Accumulators: 16 per block, blocks in (i, j) order.
   bool readsInit = op.payloadUsesValueFromOperand(init);
   SmallVector<Value> accInit;
-  if (readsInit) {
-    auto c =
-        readBlock(kb.inputHandle(cIn), maps[2], *cPacked, mLoop, nLoop, at);
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j)
-        accInit.push_back(c[i][j]);
-  } else {
-    Value zero = arith::ConstantOp::create(bb, loc, bb.getF32FloatAttr(0));
-    accInit.assign(16, zero);
-  }
+  Value zero = arith::ConstantOp::create(bb, loc, bb.getF32FloatAttr(0));
+  for (int64_t i = 0; i < perItem; ++i)
+    for (int64_t j = 0; j < perItem; ++j) {
+      if (!readsInit) {
+        accInit.append(16, zero);
+        continue;
+      }
+      auto c = readBlock(kb.inputHandle(cIn), maps[2], *cPacked, mLoop, nLoop,
+                         blockAt(i, j, at));
+      for (int r = 0; r < 4; ++r)
+        for (int q = 0; q < 4; ++q)
+          accInit.push_back(c[r][q]);
+    }
   bool aFirst = mul.getLhs() == body.getArgument(aPos);
   // acc[i][j] += sum_k a[i][k] * b[k][j] over one 4-step of k.
   auto multiplyAdd = [&](ValueRange acc, ArrayRef<SmallVector<Value>> ablk,
@@ -706,63 +741,68 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
     SmallVector<Value> atK = at;
     atK[kLoop] = loop.getInductionVar();
     if (!local) {
+      SmallVector<Value> here = blockAt(0, 0, atK);
       auto ablk =
-          readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop, atK);
+          readBlock(kb.inputHandle(aIn), aMap, *aPacked, mLoop, kLoop, here);
       auto bblk =
-          readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop, atK);
+          readBlock(kb.inputHandle(bIn), bMap, *bPacked, kLoop, nLoop, here);
       scf::YieldOp::create(bb, loc,
                            multiplyAdd(loop.getRegionIterArgs(), ablk, bblk));
     } else {
-      // The work-group stages the A tile (its 4*kBlocks rows x kLocalK) and
-      // the B tile (kLocalK x its 4*kBlocks columns) in local memory, each
-      // texel read from its image once, then every work-item multiplies its
-      // 4x4 blocks out of local memory.
-      Value lx = LocalIdOp::create(bb, loc, bb.getIndexType(),
-                                   bb.getI64IntegerAttr(0));
-      Value ly = LocalIdOp::create(bb, loc, bb.getIndexType(),
-                                   bb.getI64IntegerAttr(1));
+      // The work-group stages the A tile (its rows x kLocalK) and the B tile
+      // (kLocalK x its columns) in local memory, each texel read from its
+      // image once, then every work-item multiplies its blocks out of local
+      // memory.
       Value flat = ad.add(ad.mul(ly, kGroupItems), lx);
-      Value mTile = ad.mul(ad.div(by, kBlocks), 4 * kBlocks);
-      Value nTile = ad.mul(ad.div(bx, kBlocks), 4 * kBlocks);
-      constexpr int64_t perTile = kBlocks * kKBlocks * 4;
+      constexpr int64_t perTile = kTileBlocks * kKBlocks * 4;
       constexpr int64_t items = kGroupItems * kGroupItems;
       static_assert(perTile % items == 0, "tiles split evenly");
       for (int64_t r = 0; r < perTile / items; ++r) {
+        // Texel t of a tile: block t % kTileBlocks, then texel, then k block.
         Value t = ad.add(flat, ad.c(r * items));
-        Value o = ad.rem(t, 4);
-        // A: [mb][kb][o].
-        Value amb = ad.div(t, kKBlocks * 4);
-        Value akb = ad.rem(ad.div(t, 4), kKBlocks);
-        SmallVector<Value> aAt = atK;
-        aAt[mLoop] = ad.add(mTile, ad.mul(amb, 4));
-        aAt[kLoop] = ad.add(atK[kLoop], ad.mul(akb, 4));
+        Value blk = ad.rem(t, kTileBlocks);
+        Value o = ad.rem(ad.div(t, kTileBlocks), 4);
+        Value kblk = ad.div(t, kTileBlocks * 4);
+        Value kAt = ad.add(atK[kLoop], ad.mul(kblk, 4));
+        SmallVector<Value> aAt = atK, bAt = atK;
+        aAt[mLoop] = ad.add(mTile, ad.mul(blk, 4));
+        aAt[kLoop] = kAt;
         memref::StoreOp::create(bb, loc,
                                 readTexel(kb.inputHandle(aIn), aMap, *aPacked,
                                           mLoop, kLoop, aAt, o),
-                                aTile, ValueRange{amb, akb, o});
-        // B: [kb][nb][o].
-        Value bkb = ad.div(t, kBlocks * 4);
-        Value bnb = ad.rem(ad.div(t, 4), kBlocks);
-        SmallVector<Value> bAt = atK;
-        bAt[nLoop] = ad.add(nTile, ad.mul(bnb, 4));
-        bAt[kLoop] = ad.add(atK[kLoop], ad.mul(bkb, 4));
+                                aTile, ValueRange{kblk, o, blk});
+        bAt[nLoop] = ad.add(nTile, ad.mul(blk, 4));
+        bAt[kLoop] = kAt;
         memref::StoreOp::create(bb, loc,
                                 readTexel(kb.inputHandle(bIn), bMap, *bPacked,
                                           kLoop, nLoop, bAt, o),
-                                bTile, ValueRange{bkb, bnb, o});
+                                bTile, ValueRange{kblk, o, blk});
       }
       BarrierOp::create(bb, loc);
       SmallVector<Value> acc(loop.getRegionIterArgs());
       for (int64_t kblk = 0; kblk < kKBlocks; ++kblk) {
-        SmallVector<Value> aTexels, bTexels;
-        for (int64_t o = 0; o < 4; ++o) {
-          aTexels.push_back(memref::LoadOp::create(
-              bb, loc, aTile, ValueRange{ly, ad.c(kblk), ad.c(o)}));
-          bTexels.push_back(memref::LoadOp::create(
-              bb, loc, bTile, ValueRange{ad.c(kblk), lx, ad.c(o)}));
+        SmallVector<SmallVector<SmallVector<Value>>> ablks, bblks;
+        for (int64_t i = 0; i < kItemBlocks; ++i) {
+          SmallVector<Value> aTexels, bTexels;
+          Value am = ad.add(ly, ad.c(i * kGroupItems));
+          Value bn = ad.add(lx, ad.c(i * kGroupItems));
+          for (int64_t o = 0; o < 4; ++o) {
+            aTexels.push_back(memref::LoadOp::create(
+                bb, loc, aTile, ValueRange{ad.c(kblk), ad.c(o), am}));
+            bTexels.push_back(memref::LoadOp::create(
+                bb, loc, bTile, ValueRange{ad.c(kblk), ad.c(o), bn}));
+          }
+          ablks.push_back(blockOf(aTexels, *aPacked, mLoop));
+          bblks.push_back(blockOf(bTexels, *bPacked, kLoop));
         }
-        acc = multiplyAdd(acc, blockOf(aTexels, *aPacked, mLoop),
-                          blockOf(bTexels, *bPacked, kLoop));
+        for (int64_t i = 0; i < kItemBlocks; ++i)
+          for (int64_t j = 0; j < kItemBlocks; ++j) {
+            int64_t first = (i * kItemBlocks + j) * 16;
+            SmallVector<Value> next =
+                multiplyAdd(ValueRange(acc).slice(first, 16), ablks[i],
+                            bblks[j]);
+            llvm::copy(next, acc.begin() + first);
+          }
       }
       // The tiles are overwritten by the next step only after everyone has
       // read them.
@@ -770,23 +810,30 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
       scf::YieldOp::create(bb, loc, acc);
     }
   }
-  // Store the block as 4 whole texels of C.
+  // Store each block as 4 whole texels of C.
   unsigned other = *cPacked == mLoop ? nLoop : mLoop;
-  for (int o = 0; o < 4; ++o) {
-    SmallVector<Value> loops = at;
-    loops[other] = ad.add(at[other], ad.c(o));
-    SmallVector<Value> idx;
-    for (AffineExpr e : maps[2].getResults())
-      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-    std::array<Value, 4> t = ad.texelOf(resultType, idx);
-    SmallVector<Value> channels;
-    for (int ch = 0; ch < 4; ++ch) {
-      int i = *cPacked == mLoop ? ch : o, j = *cPacked == mLoop ? o : ch;
-      channels.push_back(loop.getResult(i * 4 + j));
+  for (int64_t bi = 0; bi < perItem; ++bi)
+    for (int64_t bj = 0; bj < perItem; ++bj) {
+      SmallVector<Value> origin = blockAt(bi, bj, at);
+      int64_t first = (bi * perItem + bj) * 16;
+      for (int o = 0; o < 4; ++o) {
+        SmallVector<Value> loops = origin;
+        loops[other] = ad.add(origin[other], ad.c(o));
+        SmallVector<Value> idx;
+        for (AffineExpr e : maps[2].getResults())
+          idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+        std::array<Value, 4> t = ad.texelOf(resultType, idx);
+        SmallVector<Value> channels;
+        for (int ch = 0; ch < 4; ++ch) {
+          int i = *cPacked == mLoop ? ch : o, j = *cPacked == mLoop ? o : ch;
+          channels.push_back(loop.getResult(first + i * 4 + j));
+        }
+        Value texel =
+            vector::FromElementsOp::create(bb, loc, texelType, channels);
+        StoreTexelOp::create(bb, loc, texel, kb.outputHandle(), t[0], t[1],
+                             t[2]);
+      }
     }
-    Value texel = vector::FromElementsOp::create(bb, loc, texelType, channels);
-    StoreTexelOp::create(bb, loc, texel, kb.outputHandle(), t[0], t[1], t[2]);
-  }
   if (guard)
     bb.setInsertionPointAfter(guard);
   return kb.end();
