@@ -262,7 +262,7 @@ class Session:
         return float(self._lib.fbl_session_median_ms(self._live()))
 
     def kernel_times(self) -> Dict[str, float]:
-        """Per-kernel device times (ms) of the last profiled run."""
+        """Per-kernel median device times (ms) of the last profiled run."""
         h = self._live()
         return {self._lib.fbl_session_kernel_name(h, k).decode():
                 float(self._lib.fbl_session_kernel_ms(h, k))

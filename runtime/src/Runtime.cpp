@@ -246,7 +246,7 @@ struct Kernel {
   cl_kernel kernel = nullptr;
   std::vector<int64_t> args;
   size_t grid[3], workgroup[3];
-  double lastMs = 0.0;
+  double profiledMs = 0.0;
 };
 
 } // namespace
@@ -546,6 +546,7 @@ void fbl_session::run(int iterations, bool profile) {
     check(clFinish(queue), "clFinish");
     warmedUp = true;
   }
+  std::vector<std::vector<double>> kernelMs(kernels.size());
   for (int it = 0; it < std::max(iterations, 1); ++it) {
     std::vector<cl_event> events(kernels.size(), nullptr);
     auto start = std::chrono::steady_clock::now();
@@ -569,12 +570,19 @@ void fbl_session::run(int iterations, bool profile) {
                               &t0, nullptr);
       clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof(t1),
                               &t1, nullptr);
-      kernels[k].lastMs = (t1 - t0) / 1e6;
+      kernelMs[k].push_back((t1 - t0) / 1e6);
       clReleaseEvent(events[k]);
     }
   }
-  std::sort(times.begin(), times.end());
-  medianMs = times[times.size() / 2];
+  // Medians over the iterations: one slow launch does not skew them.
+  auto median = [](std::vector<double> &v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (!kernelMs[k].empty())
+      kernels[k].profiledMs = median(kernelMs[k]);
+  medianMs = median(times);
 }
 
 //===----------------------------------------------------------------------===//
@@ -710,7 +718,7 @@ const char *fbl_session_kernel_name(const fbl_session *s, size_t k) {
   return k < s->kernels.size() ? s->kernels[k].name.c_str() : "";
 }
 double fbl_session_kernel_ms(const fbl_session *s, size_t k) {
-  return k < s->kernels.size() ? s->kernels[k].lastMs : 0.0;
+  return k < s->kernels.size() ? s->kernels[k].profiledMs : 0.0;
 }
 
 int64_t fbl_session_device_bytes(const fbl_session *s) {

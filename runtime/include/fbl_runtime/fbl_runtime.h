@@ -63,8 +63,8 @@ int fbl_session_input_is_step_count(const fbl_session *session, size_t index);
 fbl_status fbl_session_set_input(fbl_session *session, size_t index,
                                  const void *data, size_t bytes);
 
-/// Runs the schedule `iterations` times; with `profile`, records per-kernel
-/// times of the last iteration.
+/// Runs the schedule `iterations` times; with `profile`, records each
+/// kernel's median device time (profiling events) over the iterations.
 fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 
 /// Median wall time of one iteration of the last run, in milliseconds.
@@ -74,7 +74,8 @@ double fbl_session_median_ms(const fbl_session *session);
 fbl_status fbl_session_get_output(fbl_session *session, size_t index,
                                   void *data, size_t bytes);
 
-/// Kernels of the schedule and, after a profiled run, their device times.
+/// Kernels of the schedule and, after a profiled run, their median device
+/// times in milliseconds.
 size_t fbl_session_num_kernels(const fbl_session *session);
 const char *fbl_session_kernel_name(const fbl_session *session, size_t k);
 double fbl_session_kernel_ms(const fbl_session *session, size_t k);
