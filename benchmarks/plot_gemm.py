@@ -3,9 +3,11 @@
 
   plot_gemm.py DEVICE.log OUT.svg
 
-Reads the 'fbl FORM-LAYOUT-MxNxK: ... TFLOP/s' and 'clblast FORM MxNxK ...
-TFLOP/s' lines benchmarks/device_run.sh prints and draws TFLOP/s per shape
-and form: fbl channel-packed, fbl R-Tile, CLBlast.
+Reads the 'fbl FORM-LAYOUT-KERNEL-MxNxK: median T ms, X TFLOP/s; ...' and
+'clblast FORM MxNxK on DEV: median T ms, X TFLOP/s; ...' lines
+benchmarks/device_run.sh prints and draws the wall-time TFLOP/s (the first
+figure of each line: the same measure for both) per shape and form: fbl's
+register-tiled and local-memory tiled kernels on both layouts, CLBlast.
 """
 import re
 import sys
@@ -15,16 +17,18 @@ def main():
     log, out = sys.argv[1], sys.argv[2]
     data = {}
     for line in open(log):
-        m = re.match(r"fbl (\w+)-(\w+)-(\d+x\d+x\d+): .* ([\d.]+) TFLOP/s", line)
+        m = re.match(r"fbl (\w+)-(\w+)-(\w+)-(\d+x\d+x\d+): median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
         if m:
-            data[(m.group(3), m.group(1), m.group(2))] = float(m.group(4))
-        m = re.match(r"clblast (\w+) (\d+x\d+x\d+) .* ([\d.]+) TFLOP/s", line)
+            data[(m.group(4), m.group(1), m.group(2) + "-" + m.group(3))] = float(m.group(5))
+        m = re.match(r"clblast (\w+) (\d+x\d+x\d+) on .*?: median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
         if m:
             data[(m.group(2), m.group(1), "clblast")] = float(m.group(3))
     shapes = sorted({k[0] for k in data}, key=lambda s: int(s.split("x")[0]))
     forms = ["nn", "nt", "tn"]
-    series = [("channel_packed", "fbl channel-packed", "#4c78a8"),
-              ("rtile", "fbl R-Tile 4x4", "#f58518"),
+    series = [("channel_packed-register", "fbl CP, register", "#9ecae9"),
+              ("rtile-register", "fbl R-Tile, register", "#ffbf79"),
+              ("channel_packed-local", "fbl CP, local", "#4c78a8"),
+              ("rtile-local", "fbl R-Tile, local", "#f58518"),
               ("clblast", "CLBlast (buffers)", "#54a24b")]
     top = max(data.values()) * 1.15
     bar, gap, group_gap = 22, 4, 30
@@ -57,7 +61,7 @@ def main():
     for _, label, color in series:
         svg.append(f'<rect x="{lx}" y="{height - 22}" width="12" height="12" fill="{color}"/>')
         svg.append(f'<text x="{lx + 16}" y="{height - 12}" font-size="11">{label}</text>')
-        lx += 170
+        lx += 150
     svg.append("</svg>")
     open(out, "w").write("\n".join(svg) + "\n")
 
