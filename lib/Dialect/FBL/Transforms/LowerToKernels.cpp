@@ -764,19 +764,20 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
         Value o = ad.rem(ad.div(t, kTileBlocks), 4);
         Value kblk = ad.div(t, kTileBlocks * 4);
         Value kAt = ad.add(atK[kLoop], ad.mul(kblk, 4));
-        SmallVector<Value> aAt = atK, bAt = atK;
-        aAt[mLoop] = ad.add(mTile, ad.mul(blk, 4));
-        aAt[kLoop] = kAt;
-        memref::StoreOp::create(bb, loc,
-                                readTexel(kb.inputHandle(aIn), aMap, *aPacked,
-                                          mLoop, kLoop, aAt, o),
-                                aTile, ValueRange{kblk, o, blk});
-        bAt[nLoop] = ad.add(nTile, ad.mul(blk, 4));
-        bAt[kLoop] = kAt;
-        memref::StoreOp::create(bb, loc,
-                                readTexel(kb.inputHandle(bIn), bMap, *bPacked,
-                                          kLoop, nLoop, bAt, o),
-                                bTile, ValueRange{kblk, o, blk});
+        // Operand `in` (blocks along `tileLoop` from `tileStart`) into `tile`.
+        auto stage = [&](unsigned in, AffineMap map, unsigned packed,
+                         unsigned tileLoop, Value tileStart, unsigned rowLoop,
+                         unsigned colLoop, Value tile) {
+          SmallVector<Value> loops = atK;
+          loops[tileLoop] = ad.add(tileStart, ad.mul(blk, 4));
+          loops[kLoop] = kAt;
+          memref::StoreOp::create(bb, loc,
+                                  readTexel(kb.inputHandle(in), map, packed,
+                                            rowLoop, colLoop, loops, o),
+                                  tile, ValueRange{kblk, o, blk});
+        };
+        stage(aIn, aMap, *aPacked, mLoop, mTile, mLoop, kLoop, aTile);
+        stage(bIn, bMap, *bPacked, nLoop, nTile, kLoop, nLoop, bTile);
       }
       BarrierOp::create(bb, loc);
       SmallVector<Value> acc(loop.getRegionIterArgs());
