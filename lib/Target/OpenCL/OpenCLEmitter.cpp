@@ -320,12 +320,12 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
                               ")");
       })
       .Case<LocalIdOp>([&](LocalIdOp w) {
-        return declare(w, "(int)get_local_id(" + std::to_string(w.getDim()) +
-                              ")");
+        return declare(w,
+                       "(int)get_local_id(" + std::to_string(w.getDim()) + ")");
       })
       .Case<GroupIdOp>([&](GroupIdOp w) {
-        return declare(w, "(int)get_group_id(" + std::to_string(w.getDim()) +
-                              ")");
+        return declare(w,
+                       "(int)get_group_id(" + std::to_string(w.getDim()) + ")");
       })
       .Case<BarrierOp>([&](BarrierOp) {
         os.indent(indent * 2) << "barrier(CLK_LOCAL_MEM_FENCE);\n";

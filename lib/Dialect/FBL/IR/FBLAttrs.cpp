@@ -424,11 +424,10 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
   for (const TargetPreset &p : kPresets)
     if (p.name == name)
-      return TargetAttr::get(context, p.name, p.maxImageWidth, p.maxImageHeight,
-                             p.maxImageLayers, p.maxBufferBytes,
-                             p.cacheLineTexels, p.cacheBytes, p.cacheWays,
-                             p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup,
-                             p.localTiledGemm);
+      return TargetAttr::get(
+          context, p.name, p.maxImageWidth, p.maxImageHeight, p.maxImageLayers,
+          p.maxBufferBytes, p.cacheLineTexels, p.cacheBytes, p.cacheWays,
+          p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup, p.localTiledGemm);
   return {};
 }
 
@@ -559,8 +558,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<TargetAttr>(
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
-      localTiledGemm ? *localTiledGemm
-                     : preset && preset.getLocalTiledGemm());
+      localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm());
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -586,6 +584,7 @@ void TargetAttr::print(AsmPrinter &printer) const {
   printer << ']';
   // Optional field: printed when it differs from what parsing assumes.
   if (getLocalTiledGemm() != (preset && preset.getLocalTiledGemm()))
-    printer << ", local_tiled_gemm = " << (getLocalTiledGemm() ? "true" : "false");
+    printer << ", local_tiled_gemm = "
+            << (getLocalTiledGemm() ? "true" : "false");
   printer << '>';
 }

@@ -289,6 +289,22 @@ static void collectScalarInputs(Value v, KernelBuilder &kb,
     collectScalarInputs(operand, kb, seen);
 }
 
+/// Makes the tensors `region` reads from above, and those its captured
+/// scalars read, kernel inputs; returns the captured values.
+static llvm::SetVector<Value> addCapturedInputs(Region &region,
+                                                KernelBuilder &kb,
+                                                llvm::DenseSet<Value> &seen) {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(region, captured);
+  for (Value v : captured) {
+    if (isa<RankedTensorType>(v.getType()))
+      kb.addInput(v);
+    else
+      collectScalarInputs(v, kb, seen);
+  }
+  return captured;
+}
+
 /// Clones the scalar chain of `v` into the kernel; element reads of
 /// tensors become loads from the kernel's inputs.
 static FailureOr<Value> cloneScalar(Value v, KernelBuilder &kb,
@@ -350,15 +366,9 @@ static LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
       inputIndex[in->getOperandNumber()] = kb.addInput(in->get());
   if (readsInit)
     inputIndex[init->getOperandNumber()] = kb.addInput(init->get());
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegion(0), captured);
   llvm::DenseSet<Value> seen;
-  for (Value v : captured) {
-    if (isa<RankedTensorType>(v.getType()))
-      kb.addInput(v);
-    else
-      collectScalarInputs(v, kb, seen);
-  }
+  llvm::SetVector<Value> captured =
+      addCapturedInputs(op->getRegion(0), kb, seen);
   for (OpOperand *in : op.getDpsInputOperands())
     if (!isa<RankedTensorType>(in->get().getType()))
       collectScalarInputs(in->get(), kb, seen);
@@ -581,8 +591,7 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
     }
   // Local-memory tiling where the target asks for it and the sizes divide
   // into work-group tiles.
-  bool local = target.getLocalTiledGemm() &&
-               ranges[mLoop] % kGroupTile == 0 &&
+  bool local = target.getLocalTiledGemm() && ranges[mLoop] % kGroupTile == 0 &&
                ranges[nLoop] % kGroupTile == 0 &&
                ranges[kLoop] % kLocalK == 0 &&
                target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
@@ -594,10 +603,10 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
   SmallVector<int64_t> workgroup;
   if (local)
     workgroup = {kGroupItems, kGroupItems, 1};
-  kb.begin(name, resultType,
-           {ranges[nLoop] / (4 * perItem), ranges[mLoop] / (4 * perItem),
-            batch},
-           workgroup);
+  kb.begin(
+      name, resultType,
+      {ranges[nLoop] / (4 * perItem), ranges[mLoop] / (4 * perItem), batch},
+      workgroup);
   OpBuilder &bb = kb.b;
   Addressing ad{bb, loc};
   Type texelType = VectorType::get({4}, bb.getF32Type());
@@ -799,9 +808,8 @@ lowerContraction(linalg::LinalgOp op, TargetAttr target, unsigned &counter) {
         for (int64_t i = 0; i < kItemBlocks; ++i)
           for (int64_t j = 0; j < kItemBlocks; ++j) {
             int64_t first = (i * kItemBlocks + j) * 16;
-            SmallVector<Value> next =
-                multiplyAdd(ValueRange(acc).slice(first, 16), ablks[i],
-                            bblks[j]);
+            SmallVector<Value> next = multiplyAdd(
+                ValueRange(acc).slice(first, 16), ablks[i], bblks[j]);
             llvm::copy(next, acc.begin() + first);
           }
       }
@@ -1060,15 +1068,8 @@ static LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
   Location loc = loop.getLoc();
   KernelBuilder kb(b, loc, target);
   unsigned initIndex = kb.addInput(loop.getInitArgs()[0]);
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(loop.getRegion(), captured);
   llvm::DenseSet<Value> seen;
-  for (Value v : captured) {
-    if (isa<RankedTensorType>(v.getType()))
-      kb.addInput(v);
-    else
-      collectScalarInputs(v, kb, seen);
-  }
+  addCapturedInputs(loop.getRegion(), kb, seen);
   for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
     collectScalarInputs(v, kb, seen);
   kb.begin(("k" + Twine(counter++) + "_scatter").str(), type, {1, 1, 1});

@@ -4,8 +4,8 @@
 //   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
 //   fbl-fuse-elementwise (unless fuse=false) -> fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
-//   -> canonicalize, cse -> fbl-training-report (when report= is given) -> fbl-lower-to-kernels, fbl-plan-memory
-//   (unless kernels=false).
+//   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
+//   fbl-lower-to-kernels, fbl-plan-memory (unless kernels=false).
 //
 //===----------------------------------------------------------------------===//
 
