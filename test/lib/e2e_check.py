@@ -78,13 +78,8 @@ def main():
             call_args.append(f"%in{i}")
             types.append(ty)
         res_types = ["tensor<f32>"] + [types[p] for p in params]
-        res = ", ".join(f"%g{k}" for k in range(len(res_types)))
-        body.append(f"    {res} = func.call @{name}_grad({', '.join(call_args)}) : "
-                    f"({', '.join(types)}) -> ({', '.join(res_types)})")
-        for k, t in enumerate(res_types):
-            body.append(f"    %u{k} = tensor.cast %g{k} : {t} to tensor<*xf32>")
-            body.append(f"    %m{k} = bufferization.to_buffer %u{k} : tensor<*xf32> to memref<*xf32>")
-            body.append(f"    func.call @printMemrefF32(%m{k}) : (memref<*xf32>) -> ()")
+        gradcheck.call_and_print(body, f"{name}_grad", call_args, types,
+                                 res_types)
         body.append("    return")
         harness = ad.rstrip()[:-1] + "\n  func.func private @printMemrefF32(memref<*xf32>)\n" + \
             "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"

@@ -105,6 +105,19 @@ def dense(values, dims, elem):
     return f"dense<[{flat}]> : tensor<{len(values)}x{elem}>", ty
 
 
+def call_and_print(body, fn, args, arg_types, res_types, prefix="g"):
+    """Appends to `body` a call of @fn and a printMemrefF32 of each result
+    (results named %{prefix}K)."""
+    res = ", ".join(f"%{prefix}{k}" for k in range(len(res_types)))
+    body.append(f"    {res} = func.call @{fn}({', '.join(args)}) : "
+                f"({', '.join(arg_types)}) -> ({', '.join(res_types)})")
+    for k, t in enumerate(res_types):
+        body.append(f"    %{prefix}u{k} = tensor.cast %{prefix}{k} : {t} to tensor<*xf32>")
+        body.append(f"    %{prefix}m{k} = bufferization.to_buffer %{prefix}u{k} : "
+                    "tensor<*xf32> to memref<*xf32>")
+        body.append(f"    func.call @printMemrefF32(%{prefix}m{k}) : (memref<*xf32>) -> ()")
+
+
 def lower_and_run(harness, llvm):
     """Lowers `harness` with upstream mlir-opt and runs @main in mlir-runner
     (the numerical oracle). Returns what it printed."""
@@ -208,13 +221,7 @@ def main():
         types64.append(t)
 
     grad_types = ["tensor<f32>"] + [types32[p] for p in params]
-    res = ", ".join(f"%g{k}" for k in range(len(grad_types)))
-    body.append(f"    {res} = func.call @{name}_grad({', '.join(args32)}) : "
-                f"({', '.join(types32)}) -> ({', '.join(grad_types)})")
-    for k, t in enumerate(grad_types):
-        body.append(f"    %u{k} = tensor.cast %g{k} : {t} to tensor<*xf32>")
-        body.append(f"    %m{k} = bufferization.to_buffer %u{k} : tensor<*xf32> to memref<*xf32>")
-        body.append(f"    func.call @printMemrefF32(%m{k}) : (memref<*xf32>) -> ()")
+    call_and_print(body, f"{name}_grad", args32, types32, grad_types)
     opt = re.search(r"optimizer=(sgd|adamw)", ad_opts)
     hyper = {k: float(v) for k, v in re.findall(r"\b(lr|beta1|beta2|eps|weight-decay)=([^\s]+)", ad_opts)}
     if opt:
