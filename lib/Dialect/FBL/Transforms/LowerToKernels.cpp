@@ -15,8 +15,9 @@
 //    (padding channels are written as zero), reduction loops run inside,
 //    inputs are read through their layouts, the body is inlined.
 //  - fbl.relayout: the same kernel with a load of the source as its body.
-//  - scf.for scatter loops over buffers: one work-item copies the initial
-//    buffer and runs the loop nest in place.
+//  - scf.for scatter loops over buffers: run in place, one work-item per
+//    iteration of a loop whose iterations touch disjoint elements (else one
+//    work-item), each copying its slice of the initial buffer first.
 //  - scalars the kernels use (constants, bias corrections computed from a
 //    step count) are recomputed inside each kernel that needs them.
 //  - cf.assert is a host-side input check: kernels do not evaluate it.
@@ -991,29 +992,97 @@ static LogicalResult lowerInsert(tensor::InsertOp op, TargetAttr target,
   return success();
 }
 
+/// A loop of a scatter nest whose iterations touch disjoint elements of the
+/// scattered tensor: every access to it takes the loop's induction variable
+/// as the index of dimension `dim`.
+struct ParallelScatterLoop {
+  scf::ForOp loop;
+  unsigned dim;
+  int64_t tripCount;
+};
+
+/// Finds the parallel loop of the nest with the most iterations (static
+/// bounds from 0 by 1), if any.
+static std::optional<ParallelScatterLoop> findParallelLoop(scf::ForOp nest) {
+  llvm::DenseSet<Value> buffer;
+  SmallVector<scf::ForOp> loops;
+  SmallVector<std::pair<Operation *, SmallVector<Value>>> accesses;
+  WalkResult walk = nest->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto f = dyn_cast<scf::ForOp>(op)) {
+      loops.push_back(f);
+      for (Value v : f.getRegionIterArgs())
+        buffer.insert(v);
+      for (Value v : f.getResults())
+        buffer.insert(v);
+    } else if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
+      if (!buffer.contains(insert.getDest()))
+        return WalkResult::interrupt();
+      buffer.insert(insert.getResult());
+      accesses.push_back({op, llvm::to_vector(insert.getIndices())});
+    } else if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+      if (buffer.contains(extract.getTensor()))
+        accesses.push_back({op, llvm::to_vector(extract.getIndices())});
+    } else if (llvm::any_of(op->getOperands(),
+                            [&](Value v) { return buffer.contains(v); }) &&
+               !isa<scf::YieldOp>(op)) {
+      return WalkResult::interrupt(); // the buffer escapes: keep it serial
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted() || accesses.empty())
+    return std::nullopt;
+  std::optional<ParallelScatterLoop> best;
+  for (scf::ForOp f : loops) {
+    auto lb = getConstantIntValue(f.getLowerBound());
+    auto ub = getConstantIntValue(f.getUpperBound());
+    auto step = getConstantIntValue(f.getStep());
+    if (!lb || !ub || !step || *lb != 0 || *step != 1 || *ub < 2)
+      continue;
+    Value iv = f.getInductionVar();
+    unsigned rank = accesses.front().second.size();
+    for (unsigned d = 0; d < rank; ++d)
+      if (llvm::all_of(accesses,
+                       [&](auto &access) { return access.second[d] == iv; }) &&
+          (!best || *ub > best->tripCount)) {
+        best = ParallelScatterLoop{f, d, *ub};
+        break;
+      }
+  }
+  return best;
+}
+
 /// Clones the loop nest of a scatter loop into a kernel, in place on `out`.
-static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
-                                      KernelBuilder &kb, IRMapping &mapping,
-                                      llvm::DenseSet<Value> &bufferValues) {
+/// The parallel loop, if any, is not a loop: its iterations are the
+/// work-items (`item`).
+static LogicalResult
+cloneScatterNest(scf::ForOp loop, Value out, KernelBuilder &kb,
+                 IRMapping &mapping, llvm::DenseSet<Value> &bufferValues,
+                 std::optional<ParallelScatterLoop> parallel, Value item) {
   OpBuilder &b = kb.b;
   Location loc = loop.getLoc();
-  SmallVector<Value> bounds;
-  for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()}) {
-    FailureOr<Value> m = cloneScalar(v, kb, mapping);
-    if (failed(m))
-      return failure();
-    bounds.push_back(*m);
-  }
-  auto inner = scf::ForOp::create(b, loc, bounds[0], bounds[1], bounds[2]);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(inner.getBody());
-  mapping.map(loop.getInductionVar(), inner.getInductionVar());
+  if (parallel && parallel->loop == loop) {
+    mapping.map(loop.getInductionVar(), item);
+  } else {
+    SmallVector<Value> bounds;
+    for (Value v :
+         {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()}) {
+      FailureOr<Value> m = cloneScalar(v, kb, mapping);
+      if (failed(m))
+        return failure();
+      bounds.push_back(*m);
+    }
+    auto inner = scf::ForOp::create(b, loc, bounds[0], bounds[1], bounds[2]);
+    b.setInsertionPointToStart(inner.getBody());
+    mapping.map(loop.getInductionVar(), inner.getInductionVar());
+  }
   for (BlockArgument arg : loop.getRegionIterArgs())
     bufferValues.insert(arg);
   Addressing a{b, loc};
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (auto nested = dyn_cast<scf::ForOp>(op)) {
-      if (failed(cloneScatterNest(nested, out, kb, mapping, bufferValues)))
+      if (failed(cloneScatterNest(nested, out, kb, mapping, bufferValues,
+                                  parallel, item)))
         return failure();
       for (Value r : nested.getResults())
         bufferValues.insert(r);
@@ -1056,14 +1125,16 @@ static LogicalResult cloneScatterNest(scf::ForOp loop, Value out,
   return success();
 }
 
-/// Lowers a scatter loop nest (tensor iter_args in buffers) to a kernel of
-/// one work-item.
+/// Lowers a scatter loop nest (tensor iter_args in buffers) to a kernel
+/// that runs it in place: one work-item per iteration of its parallel loop
+/// (each copying and updating its own slice), else a single work-item.
 static LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
                                       unsigned &counter) {
   if (loop.getNumResults() != 1)
     return loop.emitOpError("fbl-lower-to-kernels: loops with several "
                             "results are not supported");
   auto type = cast<RankedTensorType>(loop.getResult(0).getType());
+  std::optional<ParallelScatterLoop> parallel = findParallelLoop(loop);
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   KernelBuilder kb(b, loc, target);
@@ -1072,37 +1143,48 @@ static LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
   addCapturedInputs(loop.getRegion(), kb, seen);
   for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
     collectScalarInputs(v, kb, seen);
-  kb.begin(("k" + Twine(counter++) + "_scatter").str(), type, {1, 1, 1});
+  int64_t items = parallel ? parallel->tripCount : 1;
+  kb.begin(("k" + Twine(counter++) + "_scatter").str(), type, {items, 1, 1});
   Value out = kb.outputHandle();
   IRMapping mapping;
   for (auto [i, v] : llvm::enumerate(kb.ins))
     mapping.map(v, kb.inputHandle(i));
   Addressing a{b, loc};
-  // Copy the initial values, then scatter in place.
-  auto copy =
-      scf::ForOp::create(b, loc, a.c(0), a.c(type.getNumElements()), a.c(1));
+  Value item = kb.workItem(0);
+  auto guard = scf::IfOp::create(b, loc, a.lt(item, items), false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  // Copy the initial values (the work-item's slice along the parallel dim),
+  // then scatter in place.
+  int64_t sliceDim = parallel ? parallel->dim : -1;
+  int64_t copied = type.getNumElements() / items;
+  auto copy = scf::ForOp::create(b, loc, a.c(0), a.c(copied), a.c(1));
   {
-    OpBuilder::InsertionGuard guard(b);
+    OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(copy.getBody());
-    Value i = copy.getInductionVar();
     SmallVector<Value> idx(type.getRank());
-    Value rest = i;
+    Value rest = copy.getInductionVar();
     for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (d == sliceDim) {
+        idx[d] = item;
+        continue;
+      }
       idx[d] = a.rem(rest, type.getDimSize(d));
       rest = a.div(rest, type.getDimSize(d));
     }
     StoreElementOp::create(b, loc, a.load(kb.inputHandle(initIndex), idx), out,
-                           i);
+                           a.linear(type, idx));
   }
   for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
     if (failed(cloneScalar(v, kb, mapping)))
       return loop.emitOpError("fbl-lower-to-kernels: cannot compute the loop "
                               "bounds inside the kernel");
   llvm::DenseSet<Value> bufferValues;
-  if (failed(cloneScatterNest(loop, out, kb, mapping, bufferValues))) {
+  if (failed(cloneScatterNest(loop, out, kb, mapping, bufferValues, parallel,
+                              item))) {
     kb.end();
     return loop.emitOpError("fbl-lower-to-kernels: cannot lower this loop");
   }
+  b.setInsertionPointAfter(guard);
   DispatchOp dispatch = kb.end();
   loop.getResult(0).replaceAllUsesWith(dispatch.getResult(0));
   loop.erase();

@@ -233,8 +233,12 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     at addresses computed from the layouts: linalg ops (one work-item per
     output texel, reduction loops inside, the op's scalar body inlined,
     gathers as loads at computed places), relayouts (copies between
-    layouts), and the scatter-add loops of embedding gradients (one
-    work-item, in place on a buffer). Scalar computations the kernels use
+    layouts), and the scatter-add loops of embedding gradients (in place on
+    a buffer; one work-item per iteration of a loop whose induction
+    variable indexes every access of the buffer directly, as the column
+    loop of an embedding table does, else one work-item). GEMMs get the
+    register-tiled kernel, or the local-memory tiled one on targets with
+    `local_tiled_gemm`. Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
   }];
   let options = [

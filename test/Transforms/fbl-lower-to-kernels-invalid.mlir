@@ -1,0 +1,27 @@
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels -verify-diagnostics
+
+// Kernels need layouts on every operand of a laid-out function.
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @unlaid(%w: tensor<4x8xf32, #fbl.channel_packed<packed = 1>>, %x: tensor<4x8xf32>) -> tensor<4x8xf32, #fbl.channel_packed<packed = 1>> {
+    %e = tensor.empty() : tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
+    // expected-error @+1 {{fbl-lower-to-kernels: operand without a layout; run fbl-select-layouts first}}
+    %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32, #fbl.channel_packed<packed = 1>>) {
+    ^bb0(%v: f32, %o: f32):
+      %t = math.tanh %v : f32
+      linalg.yield %t : f32
+    } -> tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
+    return %r : tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
+  }
+}
+
+// -----
+
+// The target comes from the module or the option.
+// expected-error @+1 {{no target}}
+module {
+  func.func @no_target() {
+    return
+  }
+}
