@@ -23,6 +23,14 @@ device=${FBL_DEVICE:-gpu}
     $run "$d/bundle" --device "$device" "${args[@]}" --iterations 10 \
       --output-dir "$stage/out/$name" | grep -E "device:|median|memory"
   done
+  echo "== training steps at transformer scale"
+  for d in $stage/steps/*/; do
+    echo "-- $(basename "$d")"
+    report=$($run "$d" --device "$device" --random-inputs 1 --iterations 20 --profile)
+    grep -E "median step time|device memory" <<<"$report"
+    # The five slowest kernels of the profile.
+    awk '/^kernel / {p=1; next} p' <<<"$report" | sort -k2 -gr | head -5
+  done
   echo "== gemm"
   for d in $stage/gemm/*/; do
     name=$(basename "$d")

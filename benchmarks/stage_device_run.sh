@@ -13,7 +13,7 @@ target=${1:-nvidia-h200}
 build=${FBL_BUILD_DIR:-build}
 stage=.device/stage
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib" "$stage/e2e" "$stage/gemm"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/e2e" "$stage/gemm" "$stage/steps"
 cp "$build/bin/fbl-run" "$build/bin/clblast_gemm" "$stage/bin/"
 cp -P "$build"/lib/libfbl_runtime.so* "$stage/lib/"
 
@@ -48,4 +48,25 @@ for shape in "512 2048 2048" "2048 2048 2048"; do
     done
   done
 done
+# A transformer-scale attention block (sequence 512, hidden 512, 8 heads):
+# its AdamW training step under each policy, and under fblayout with the
+# register-tiled GEMM (the preset's local_tiled_gemm turned off).
+python3 benchmarks/gen_attention.py 512 512 8 >"$stage/attention-512.mlir"
+for policy in fblayout reuse-forward explicit-transpose; do
+  "$build/bin/fbl-opt" "$stage/attention-512.mlir" \
+    --fbl-training-pipeline="policy=$policy target=$target optimizer=adamw" |
+    "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/steps/attention-512-$policy"
+done
+/usr/bin/python3 - "$stage/attention-512.mlir" "$target" <<'PY' |
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+aliases = [l for l in lines if l.startswith("#")]
+body = [l for l in lines if not l.startswith("#")]
+print("\n".join(aliases))
+print(f'module attributes {{fbl.target = #fbl.target<"{sys.argv[2]}", local_tiled_gemm = false>}} {{')
+print("\n".join(body))
+print("}")
+PY
+  "$build/bin/fbl-opt" --fbl-training-pipeline="policy=fblayout optimizer=adamw" |
+  "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/steps/attention-512-fblayout-register"
 du -sh "$stage"

@@ -2,7 +2,8 @@
 //
 // The whole compile of a training step, for fbl-opt:
 //   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
-//   fbl-fuse-elementwise (unless fuse=false) -> fbl-classify-ops ->
+//   fbl-fuse-elementwise (unless fuse=false) -> fbl-split-reductions ->
+//   fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
 //   fbl-lower-to-kernels, fbl-plan-memory (unless kernels=false).
@@ -26,6 +27,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createFBLDecomposeAggregatesPass());
   if (options.fuse)
     pm.addPass(createFBLFuseElementwisePass());
+  pm.addPass(createFBLSplitReductionsPass());
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;
   select.policy = options.policy;

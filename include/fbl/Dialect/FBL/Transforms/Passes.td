@@ -225,6 +225,39 @@ def FBLFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FBLSplitReductionsPass
+    : Pass<"fbl-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Splits whole-tensor reductions to a scalar in two stages";
+  let description = [{
+    A `linalg.generic` that reduces every loop into a scalar (a loss) would
+    become a kernel of one work-item walking every element. With at least
+    `min-elements` iterations and a single associative, commutative combiner
+    with a neutral element (`arith.addf`, `mulf`, `maximumf`, `minimumf`,
+    ...), it becomes a reduction parallel along the outermost loop into a
+    vector of partial results (from the neutral element), and a reduction
+    of that vector combined into the original init. Only the order of the
+    combination changes. The training pipeline runs it after
+    fbl-fuse-elementwise.
+
+    ```mlir
+    %l = linalg.generic {iterator_types = ["reduction", "reduction"]}
+        ins(%x : tensor<512x512xf32>) outs(%init : tensor<f32>) {...}
+    // becomes
+    %p = linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<512x512xf32>) outs(%zeros : tensor<512xf32>) {...}
+    %l = linalg.generic {iterator_types = ["reduction"]}
+        ins(%p : tensor<512xf32>) outs(%init : tensor<f32>) {addf}
+    ```
+  }];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"1024",
+           "Split reductions of at least this many iterations">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
   let summary = "Turns encoded linalg and fbl ops into fbl.dispatch kernels";
   let description = [{
