@@ -44,21 +44,8 @@ def main():
     args = ap.parse_args()
 
     src = open(args.model).read()
-    ranges = {}
-    for m in re.finditer(r"//\s*GRADCHECK-ARG:\s*(\d+)\s+(uniform|ints)\s+(\S+)\s+(\S+)", src):
-        ranges[int(m.group(1))] = (m.group(2), float(m.group(3)), float(m.group(4)))
     name, fargs = gradcheck.find_forward(re.sub(r"//[^\n]*", "", src))
-    rng = gradcheck.Rng(args.seed)
-    inputs = []
-    for i, (ty, _) in enumerate(fargs):
-        dims, elem = gradcheck.parse_tensor_type(ty)
-        n = int(np.prod(dims)) if dims else 1
-        kind, lo, hi = ranges.get(i, ("uniform", -1.0, 1.0))
-        if kind == "ints":
-            vals = [int(lo + (hi - lo) * rng.next()) for _ in range(n)]
-        else:
-            vals = [lo + (hi - lo) * rng.next() for _ in range(n)]
-        inputs.append((dims, elem, vals))
+    inputs = gradcheck.model_inputs(src, fargs, args.seed)
     params = [i for i, (_, p) in enumerate(fargs) if p]
 
     with tempfile.TemporaryDirectory() as tmp:

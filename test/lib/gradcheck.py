@@ -93,6 +93,29 @@ class Rng:
         return (self.state >> 11) / float(1 << 53)
 
 
+def model_inputs(src, fargs, seed):
+    """Deterministic values for each argument of the forward function:
+    (dims, elem, values), in the ranges the model's GRADCHECK-ARG lines give
+    (default uniform in [-1, 1))."""
+    ranges = {}
+    for m in re.finditer(r"//\s*GRADCHECK-ARG:\s*(\d+)\s+(uniform|ints)\s+(\S+)\s+(\S+)", src):
+        ranges[int(m.group(1))] = (m.group(2), float(m.group(3)), float(m.group(4)))
+    rng = Rng(seed)
+    inputs = []
+    for i, (ty, _) in enumerate(fargs):
+        dims, elem = parse_tensor_type(ty)
+        n = 1
+        for d in dims:
+            n *= d
+        kind, lo, hi = ranges.get(i, ("uniform", -1.0, 1.0))
+        if kind == "ints":
+            vals = [int(lo + (hi - lo) * rng.next()) for _ in range(n)]
+        else:
+            vals = [lo + (hi - lo) * rng.next() for _ in range(n)]
+        inputs.append((dims, elem, vals))
+    return inputs
+
+
 def dense(values, dims, elem):
     if elem.startswith("f"):
         flat = ", ".join(f"{v:.17g}" for v in values)
@@ -163,9 +186,6 @@ def main():
     args = ap.parse_args()
 
     src = open(args.input).read()
-    ranges = {}
-    for m in re.finditer(r"//\s*GRADCHECK-ARG:\s*(\d+)\s+(uniform|ints)\s+(\S+)\s+(\S+)", src):
-        ranges[int(m.group(1))] = (m.group(2), float(m.group(3)), float(m.group(4)))
     opts = re.search(r"//\s*GRADCHECK-OPTIONS:\s*(.*)", src)
     ad_opts = opts.group(1).strip() if opts else ""
 
@@ -177,19 +197,7 @@ def main():
     if wrt:
         params = sorted(int(x) for x in wrt.group(1).split(","))
 
-    rng = Rng(args.seed)
-    inputs = []
-    for i, (ty, _) in enumerate(fargs):
-        dims, elem = parse_tensor_type(ty)
-        n = 1
-        for d in dims:
-            n *= d
-        kind, lo, hi = ranges.get(i, ("uniform", -1.0, 1.0))
-        if kind == "ints":
-            vals = [int(lo + (hi - lo) * rng.next()) for _ in range(n)]
-        else:
-            vals = [lo + (hi - lo) * rng.next() for _ in range(n)]
-        inputs.append((dims, elem, vals))
+    inputs = model_inputs(src, fargs, args.seed)
 
     # The forward as fbl-opt printed it: its aliases are the output's.
     fwd = function_text(ad, name)
