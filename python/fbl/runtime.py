@@ -54,6 +54,7 @@ def _runtime():
         "fbl_session_input_is_step_count": (c.c_int, [P, c.c_size_t]),
         "fbl_session_set_input": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
         "fbl_session_run": (c.c_int, [P, c.c_int, c.c_int]),
+        "fbl_session_train_step": (c.c_int, [P, c.c_int64, c.c_int]),
         "fbl_session_median_ms": (c.c_double, [P]),
         "fbl_session_get_output": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
         "fbl_session_num_kernels": (c.c_size_t, [P]),
@@ -300,20 +301,14 @@ class Session:
                  for i in given}
         losses, times = [], []
         for step in range(1, steps + 1):
-            for i, info in enumerate(self.inputs):
-                if info.is_step_count:
-                    self.set_input(i, np.full(info.shape, step, info.dtype))
-            _check(self._lib.fbl_session_run(self._live(), 1, 0))
+            _check(self._lib.fbl_session_train_step(self._live(), step, 0))
             times.append(self.median_ms)
-            for j, out in enumerate(self.outputs):
-                if out.updates is None:
-                    continue
-                value = self.get_output(j)
-                self.set_input(out.updates, value)
-                state[out.updates] = value
             loss = float(self.get_output(0).reshape(-1)[0])
             losses.append(loss)
             if callback is not None:
                 callback(step, loss, times[-1])
+        for j, out in enumerate(self.outputs):
+            if out.updates is not None:
+                state[out.updates] = self.get_output(j)
         return TrainResult(losses, times,
                            [state.get(i) for i in range(len(self.inputs))])

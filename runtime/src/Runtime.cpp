@@ -286,6 +286,7 @@ struct fbl_session {
   void upload(size_t input, const void *data, size_t bytes);
   void download(size_t output, void *data, size_t bytes);
   void run(int iterations, bool profile);
+  void trainStep(int64_t step, bool profile);
 };
 
 void fbl_session::open(const fs::path &dir, const char *selector) {
@@ -585,6 +586,32 @@ void fbl_session::run(int iterations, bool profile) {
   medianMs = median(times);
 }
 
+void fbl_session::trainStep(int64_t step, bool profile) {
+  if (std::none_of(outputUpdates.begin(), outputUpdates.end(),
+                   [](int64_t u) { return u >= 0; }))
+    throw Error("the bundle is not a training step: compile with "
+                "optimizer=sgd or optimizer=adamw");
+  float count = static_cast<float>(step);
+  for (size_t i = 0; i < inputTensors.size(); ++i)
+    if (inputIsStepCount[i])
+      upload(i, &count, sizeof(count));
+  run(1, profile);
+  // Every update is read before any input is overwritten, through the host:
+  // an output and the input it replaces may live in memories of different
+  // kinds.
+  std::vector<std::pair<int64_t, std::vector<uint8_t>>> updates;
+  for (size_t j = 0; j < outputTensors.size(); ++j) {
+    if (outputUpdates[j] < 0)
+      continue;
+    const Tensor &t = tensors[outputTensors[j]];
+    std::vector<uint8_t> host(t.elements() * dtypeBytes(t.dtype));
+    download(j, host.data(), host.size());
+    updates.emplace_back(outputUpdates[j], std::move(host));
+  }
+  for (auto &[input, host] : updates)
+    upload(input, host.data(), host.size());
+}
+
 //===----------------------------------------------------------------------===//
 // C API
 //===----------------------------------------------------------------------===//
@@ -702,6 +729,10 @@ fbl_status fbl_session_set_input(fbl_session *s, size_t index, const void *data,
 
 fbl_status fbl_session_run(fbl_session *s, int iterations, int profile) {
   return guarded([&] { s->run(iterations, profile != 0); });
+}
+
+fbl_status fbl_session_train_step(fbl_session *s, int64_t step, int profile) {
+  return guarded([&] { s->trainStep(step, profile != 0); });
 }
 
 double fbl_session_median_ms(const fbl_session *s) { return s->medianMs; }

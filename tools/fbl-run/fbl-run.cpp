@@ -199,48 +199,15 @@ int main(int argc, char **argv) {
                                 array.data.size()));
   }
   if (trainSteps > 0) {
-    size_t numOutputs = fbl_session_num_outputs(session);
-    bool isStep = false;
-    for (size_t j = 0; j < numOutputs; ++j)
-      isStep |= fbl_session_output_updates(session, j) >= 0;
-    if (!isStep)
-      die("the bundle is not a training step: compile with "
-          "optimizer=sgd or optimizer=adamw");
-    std::vector<std::vector<uint8_t>> host(numOutputs);
-    for (size_t j = 0; j < numOutputs; ++j) {
-      int64_t shape[8];
-      size_t rank;
-      const char *dtype;
-      check(fbl_session_tensor_info(session, 1, j, shape, &rank, &dtype,
-                                    nullptr));
-      int64_t n = 1;
-      for (size_t d = 0; d < rank; ++d)
-        n *= shape[d];
-      host[j].resize(n * (std::string(dtype) == "i64" ? 8 : 4));
-    }
+    // fbl_session_train_step refuses bundles that are not training steps.
     double first = 0, last = 0;
     std::vector<double> times;
     int every = std::max(1, trainSteps / 10);
     for (int step = 1; step <= trainSteps; ++step) {
-      for (size_t i = 0; i < numInputs; ++i)
-        if (fbl_session_input_is_step_count(session, i)) {
-          float count = static_cast<float>(step);
-          check(fbl_session_set_input(session, i, &count, sizeof(count)));
-        }
-      check(fbl_session_run(session, 1, profile));
+      check(fbl_session_train_step(session, step, profile));
       times.push_back(fbl_session_median_ms(session));
-      for (size_t j = 0; j < numOutputs; ++j) {
-        int64_t target = fbl_session_output_updates(session, j);
-        if (j != 0 && target < 0)
-          continue;
-        check(
-            fbl_session_get_output(session, j, host[j].data(), host[j].size()));
-        if (target >= 0)
-          check(fbl_session_set_input(session, target, host[j].data(),
-                                      host[j].size()));
-      }
       float loss;
-      std::memcpy(&loss, host[0].data(), sizeof(loss));
+      check(fbl_session_get_output(session, 0, &loss, sizeof(loss)));
       if (step == 1)
         first = loss;
       last = loss;

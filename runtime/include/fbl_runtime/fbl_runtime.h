@@ -67,6 +67,13 @@ fbl_status fbl_session_set_input(fbl_session *session, size_t index,
 /// kernel's median device time (profiling events) over the iterations.
 fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 
+/// Runs step `step` (1-based) of a training-step bundle: sets its step-count
+/// inputs to `step`, runs the schedule once, then makes each output that
+/// updates an input (parameters, optimizer state) that input for the next
+/// step. Read the loss with fbl_session_get_output(0).
+fbl_status fbl_session_train_step(fbl_session *session, int64_t step,
+                                  int profile);
+
 /// Median wall time of one iteration of the last run, in milliseconds.
 double fbl_session_median_ms(const fbl_session *session);
 
