@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -233,12 +234,19 @@ struct Tensor {
   int64_t memory;
   Layout layout;
   int64_t elements() const { return Layout::product(shape); }
+  /// Bytes of the dense row-major host array.
+  size_t hostBytes() const { return elements() * dtypeBytes(dtype); }
 };
 
 struct Memory {
   std::string storage, dtype;
   int64_t width, height, layers, bytes;
   cl_mem mem = nullptr;
+  /// The whole image, for clEnqueueRead/WriteImage.
+  std::array<size_t, 3> region() const {
+    return {static_cast<size_t>(width), static_cast<size_t>(height),
+            static_cast<size_t>(layers)};
+  }
 };
 
 struct Kernel {
@@ -480,7 +488,7 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
     throw Error("no input #" + std::to_string(input) + " (the bundle has " +
                 std::to_string(inputTensors.size()) + ")");
   const Tensor &t = tensors[inputTensors[input]];
-  size_t want = t.elements() * dtypeBytes(t.dtype);
+  size_t want = t.hostBytes();
   if (bytes != want)
     throw Error("input #" + std::to_string(input) + " needs " +
                 std::to_string(want) + " bytes, got " + std::to_string(bytes));
@@ -495,11 +503,8 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
     std::vector<float> texels(m.width * m.height * m.layers * 4);
     t.layout.pack(t.shape, static_cast<const float *>(data), texels.data());
     size_t origin[3] = {0, 0, 0};
-    size_t region[3] = {static_cast<size_t>(m.width),
-                        static_cast<size_t>(m.height),
-                        static_cast<size_t>(m.layers)};
-    check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, region, 0, 0,
-                              texels.data(), 0, nullptr, nullptr),
+    check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
+                              0, 0, texels.data(), 0, nullptr, nullptr),
           "clEnqueueWriteImage");
   }
   inputSet[input] = true;
@@ -509,7 +514,7 @@ void fbl_session::download(size_t output, void *data, size_t bytes) {
   if (output >= outputTensors.size())
     throw Error("no output #" + std::to_string(output));
   const Tensor &t = tensors[outputTensors[output]];
-  size_t want = t.elements() * dtypeBytes(t.dtype);
+  size_t want = t.hostBytes();
   if (bytes != want)
     throw Error("output #" + std::to_string(output) + " needs " +
                 std::to_string(want) + " bytes, got " + std::to_string(bytes));
@@ -523,11 +528,8 @@ void fbl_session::download(size_t output, void *data, size_t bytes) {
   }
   std::vector<float> texels(m.width * m.height * m.layers * 4);
   size_t origin[3] = {0, 0, 0};
-  size_t region[3] = {static_cast<size_t>(m.width),
-                      static_cast<size_t>(m.height),
-                      static_cast<size_t>(m.layers)};
-  check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, region, 0, 0,
-                           texels.data(), 0, nullptr, nullptr),
+  check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(), 0,
+                           0, texels.data(), 0, nullptr, nullptr),
         "clEnqueueReadImage");
   t.layout.unpack(t.shape, texels.data(), static_cast<float *>(data));
 }
@@ -604,7 +606,7 @@ void fbl_session::trainStep(int64_t step, bool profile) {
     if (outputUpdates[j] < 0)
       continue;
     const Tensor &t = tensors[outputTensors[j]];
-    std::vector<uint8_t> host(t.elements() * dtypeBytes(t.dtype));
+    std::vector<uint8_t> host(t.hostBytes());
     download(j, host.data(), host.size());
     updates.emplace_back(outputUpdates[j], std::move(host));
   }
