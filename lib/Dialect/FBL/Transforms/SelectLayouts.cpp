@@ -153,7 +153,15 @@ struct SelectLayoutsPass
     // Relayouts are created from the stored layouts, before types change.
     llvm::DenseMap<std::pair<Value, Attribute>, Value> relayouts;
     OpBuilder b(func.getContext());
-    for (auto &[use, read] : plan.readLayout) {
+    // Uses in IR order, not the map's (pointer) order: the relayouts and
+    // everything after them come out the same on every run.
+    SmallVector<std::pair<OpOperand *, Attribute>> reads;
+    func.walk([&](Operation *op) {
+      for (OpOperand &use : op->getOpOperands())
+        if (Attribute read = plan.readLayout.lookup(&use))
+          reads.emplace_back(&use, read);
+    });
+    for (auto &[use, read] : reads) {
       Value v = use->get();
       Attribute stored = plan.valueLayout.lookup(v);
       if (!read || read == stored)
