@@ -29,6 +29,7 @@
 #include "fbl/Analysis/LayoutSelection.h"
 #include "fbl/Analysis/OpClassification.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/IR/IndexTransforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -65,82 +66,8 @@ StringRef mlir::fbl::stringifyLayoutPolicy(LayoutPolicy policy) {
   return "";
 }
 
-//===----------------------------------------------------------------------===//
-// Index transforms
-//===----------------------------------------------------------------------===//
-
-/// The permutation of a generic that only copies its input through a
-/// permuted map (result dim k reads source dim perm[k]).
-static std::optional<SmallVector<int64_t>> genericPermutation(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
-    return std::nullopt;
-  Block &body = *generic.getBlock();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (body.getOperations().size() != 1 ||
-      yield.getOperand(0) != body.getArgument(0))
-    return std::nullopt;
-  AffineMap in = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
-  if (!in.isPermutation() || !out.isPermutation())
-    return std::nullopt;
-  // result[out(i)] = source[in(i)]: result dim k is source dim in(out^-1(k)).
-  AffineMap perm = in.compose(inversePermutation(out));
-  SmallVector<int64_t> p;
-  for (AffineExpr e : perm.getResults())
-    p.push_back(cast<AffineDimExpr>(e).getPosition());
-  return p;
-}
-
-static std::optional<SmallVector<int64_t>> permutationOf(Operation *op) {
-  if (auto t = dyn_cast<linalg::TransposeOp>(op))
-    return SmallVector<int64_t>(t.getPermutation());
-  return genericPermutation(op);
-}
-
-bool mlir::fbl::isIndexTransform(Operation *op) {
-  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
-         permutationOf(op).has_value();
-}
-
+/// The value an index transform reads.
 static Value indexTransformSource(Operation *op) { return op->getOperand(0); }
-
-static SmallVector<ReassociationIndices> reassociationOf(Operation *op) {
-  if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
-    return e.getReassociationIndices();
-  return cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
-}
-
-Attribute mlir::fbl::composedLayout(Operation *op, Attribute source) {
-  auto src = dyn_cast_or_null<LayoutEncodingAttrInterface>(source);
-  if (!src)
-    return {};
-  auto srcType = cast<RankedTensorType>(indexTransformSource(op).getType());
-  auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
-  FailureOr<Attribute> composed = failure();
-  if (auto perm = permutationOf(op))
-    composed = src.getTransposedEncoding(*perm);
-  else
-    composed = src.getReshapedEncoding(srcType.getShape(), dstType.getShape(),
-                                       reassociationOf(op));
-  return succeeded(composed) ? *composed : Attribute();
-}
-
-Attribute mlir::fbl::inverseComposedLayout(Operation *op, Attribute result) {
-  auto dst = dyn_cast_or_null<LayoutEncodingAttrInterface>(result);
-  if (!dst)
-    return {};
-  auto srcType = cast<RankedTensorType>(indexTransformSource(op).getType());
-  auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
-  FailureOr<Attribute> inverse = failure();
-  if (auto perm = permutationOf(op))
-    inverse = dst.getTransposedEncoding(invertPermutationVector(*perm));
-  else
-    inverse = dst.getReshapedEncoding(dstType.getShape(), srcType.getShape(),
-                                      reassociationOf(op));
-  return succeeded(inverse) ? *inverse : Attribute();
-}
 
 //===----------------------------------------------------------------------===//
 // The selection problem
@@ -204,8 +131,9 @@ Attribute Selection::fit(RankedTensorType type, Attribute encoding) const {
     fl::Layout layout = l.getLayout(type.getRank());
     if (!layout.verifyShape(shape).empty())
       return {};
-    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-    return layout.checkLimits(shape, limits, std::max(bytes, 1u)).empty()
+    return layout.checkLimits(shape, limits,
+                              getElementBytes(type.getElementType()))
+                   .empty()
                ? e
                : Attribute();
   };
@@ -283,7 +211,8 @@ LogicalResult Selection::build() {
         return failure();
 
   // Anchors: forward values the backward reads, parameters, class IV operands.
-  if (FailureOr<OpClassification> classes = OpClassification::analyze(func);
+  if (FailureOr<OpClassification> classes =
+          OpClassification::fromAttributes(func);
       succeeded(classes))
     for (Operation *op : classes->getOps()) {
       const OpInfo *info = classes->lookup(op);
@@ -362,9 +291,10 @@ SmallVector<Attribute> Selection::candidates(Value v) {
   }
   if (out.empty()) {
     // No image fits: a buffer, when the target's buffers can hold it.
-    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (fl::Layout::buffer(rank).checkLimits(shape, limits, bytes).empty())
+    if (fl::Layout::buffer(rank)
+            .checkLimits(shape, limits, getElementBytes(type.getElementType()))
+            .empty())
       out.insert(BufferLayoutAttr::get(ctx));
   }
   return out.takeVector();

@@ -17,10 +17,12 @@
 
 #include "fbl/Analysis/OpClassification.h"
 #include "fbl/Analysis/ActivityAnalysis.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -50,10 +52,12 @@ static bool makesNoData(Operation *op) {
          op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// True when `op` re-indexes its input: a transpose, a reshape, or an
+/// True when `op` re-indexes an input: a transpose, a reshape, or an
 /// all-parallel structured op that reads a tensor through another
-/// permutation than it writes (a transpose written as a generic).
-static bool isIndexTransform(Operation *op) {
+/// permutation than it writes (a transpose written as a generic, or fused
+/// into an elementwise op). Broader than fbl::isIndexTransform, which is
+/// about ops that can become views.
+static bool reindexesAnInput(Operation *op) {
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::TransposeOp>(
           op))
     return true;
@@ -251,7 +255,7 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
       info.phase = Phase::Optimizer;
     } else {
       info.phase = Phase::Backward;
-      info.conflicting = isIndexTransform(op);
+      info.conflicting = reindexesAnInput(op);
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       for (OpOperand &operand : op->getOpOperands()) {
         Value v = operand.get();
@@ -283,7 +287,7 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
         if (match)
           edge.forwardAccess = *match;
         edge.conflicting = (access && match && !agrees(*access, *match)) ||
-                           isIndexTransform(op);
+                           reindexesAnInput(op);
         info.conflicting |= edge.conflicting;
         info.reuse.push_back(edge);
       }
@@ -301,5 +305,97 @@ FailureOr<OpClassification> OpClassification::analyze(func::FuncOp func) {
     }
     result.infos[op] = std::move(info);
   }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The classification as attributes
+//===----------------------------------------------------------------------===//
+
+static Attribute accessAttr(Builder &b, const AccessPattern &access) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("reduced", b.getDenseI64ArrayAttr(access.reducedDims)),
+       b.getNamedAttr("innermost", b.getI64IntegerAttr(access.innermostDim))});
+}
+
+static AccessPattern accessFromAttr(DictionaryAttr dict) {
+  AccessPattern access;
+  if (!dict)
+    return access;
+  if (auto reduced = dict.getAs<DenseI64ArrayAttr>("reduced"))
+    access.reducedDims.assign(reduced.asArrayRef().begin(),
+                              reduced.asArrayRef().end());
+  if (auto innermost = dict.getAs<IntegerAttr>("innermost"))
+    access.innermostDim = innermost.getInt();
+  return access;
+}
+
+void OpClassification::annotate() const {
+  for (Operation *op : ops) {
+    Builder b(op->getContext());
+    const OpInfo &info = infos.find(op)->second;
+    op->setAttr(FBLDialect::getPhaseAttrName(),
+                b.getStringAttr(stringifyPhase(info.phase)));
+    if (info.phase != Phase::Backward)
+      continue;
+    op->setAttr(FBLDialect::getClassAttrName(),
+                b.getI64IntegerAttr(static_cast<int>(info.opClass)));
+    if (info.reuse.empty())
+      continue;
+    SmallVector<Attribute> edges;
+    for (const ReuseEdge &edge : info.reuse)
+      edges.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("operand", b.getI64IntegerAttr(edge.operandNumber)),
+           b.getNamedAttr("access", accessAttr(b, edge.access)),
+           b.getNamedAttr("forward", accessAttr(b, edge.forwardAccess)),
+           b.getNamedAttr("conflict", b.getBoolAttr(edge.conflicting))}));
+    op->setAttr(FBLDialect::getReuseAttrName(), b.getArrayAttr(edges));
+  }
+}
+
+FailureOr<OpClassification>
+OpClassification::fromAttributes(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return failure();
+  OpClassification result;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto phase = op.getAttrOfType<StringAttr>(FBLDialect::getPhaseAttrName());
+    if (!phase)
+      continue;
+    OpInfo info;
+    info.phase = llvm::StringSwitch<Phase>(phase.getValue())
+                     .Case("backward", Phase::Backward)
+                     .Case("optimizer", Phase::Optimizer)
+                     .Default(Phase::Forward);
+    if (auto cls =
+            op.getAttrOfType<IntegerAttr>(FBLDialect::getClassAttrName());
+        cls && cls.getInt() >= 1 && cls.getInt() <= 4)
+      info.opClass = static_cast<OpClass>(cls.getInt());
+    info.readsForward =
+        info.opClass == OpClass::II || info.opClass == OpClass::IV;
+    info.conflicting =
+        info.opClass == OpClass::III || info.opClass == OpClass::IV;
+    if (auto reuse =
+            op.getAttrOfType<ArrayAttr>(FBLDialect::getReuseAttrName()))
+      for (auto dict : reuse.getAsRange<DictionaryAttr>()) {
+        auto operand = dict.getAs<IntegerAttr>("operand");
+        if (!operand || operand.getInt() < 0 ||
+            operand.getInt() >= op.getNumOperands())
+          continue;
+        ReuseEdge edge;
+        edge.operandNumber = operand.getInt();
+        edge.value = op.getOperand(edge.operandNumber);
+        edge.access = accessFromAttr(dict.getAs<DictionaryAttr>("access"));
+        edge.forwardAccess =
+            accessFromAttr(dict.getAs<DictionaryAttr>("forward"));
+        if (auto conflict = dict.getAs<BoolAttr>("conflict"))
+          edge.conflicting = conflict.getValue();
+        info.reuse.push_back(edge);
+      }
+    result.ops.push_back(&op);
+    result.infos[&op] = std::move(info);
+  }
+  if (result.ops.empty())
+    return failure();
   return result;
 }

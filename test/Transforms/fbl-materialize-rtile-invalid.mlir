@@ -1,4 +1,4 @@
-// RUN: fbl-opt %s -split-input-file -fbl-materialize-rtile=target=adreno-a740 -verify-diagnostics
+// RUN: fbl-opt %s -split-input-file -fbl-set-target=target=adreno-a740 -fbl-materialize-rtile -verify-diagnostics
 
 // A class IV op reading a 1-D forward tensor: there is no tile to make.
 func.func @vector_operand(%v: tensor<8xf32>, %d: tensor<8x4xf32>) -> tensor<4xf32> {

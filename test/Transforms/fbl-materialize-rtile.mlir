@@ -1,4 +1,4 @@
-// RUN: fbl-opt %s -split-input-file -fbl-classify-ops -fbl-materialize-rtile=target=adreno-a740 -mlir-print-local-scope | FileCheck %s
+// RUN: fbl-opt %s -split-input-file -fbl-classify-ops -fbl-set-target=target=adreno-a740 -fbl-materialize-rtile -mlir-print-local-scope | FileCheck %s
 
 // Hand-written IR without layouts: the class IV dW = Xᵀ·dY reads X, which
 // the forward reads too, so X becomes an R-Tile (the forward matmul reads it

@@ -1,6 +1,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-classify-ops -fbl-select-layouts -verify-diagnostics
-// RUN: not fbl-opt %s -split-input-file -fbl-select-layouts="policy=mnn target=pocl-cpu" 2>&1 | FileCheck %s --check-prefix=POLICY
-// RUN: not fbl-opt %s -split-input-file -fbl-select-layouts="target=snapdragon" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not fbl-opt %s -split-input-file -fbl-set-target=target=pocl-cpu -fbl-select-layouts=policy=mnn 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not fbl-opt %s -split-input-file -fbl-set-target=target=snapdragon -fbl-select-layouts 2>&1 | FileCheck %s --check-prefix=TARGET
 
 // POLICY: fbl-select-layouts: unknown policy 'mnn'; expected fblayout, reuse-forward or explicit-transpose
 // TARGET: unknown target 'snapdragon'; presets: adreno-a740, mali-g710, pocl-cpu, nvidia-h200

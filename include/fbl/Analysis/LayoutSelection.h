@@ -41,17 +41,6 @@ struct LayoutPlan {
   double cost = 0.0;
 };
 
-/// True for the ops fbl turns into views where layouts allow: tensor
-/// reshapes, linalg.transpose, and generics that only permute their input.
-bool isIndexTransform(Operation *op);
-
-/// The layout of an index transform's result that addresses its source's
-/// memory in `source` (a view), or null when the transform splits tiles.
-Attribute composedLayout(Operation *indexTransform, Attribute source);
-
-/// The source layout whose view is `result` under `indexTransform`, or null.
-Attribute inverseComposedLayout(Operation *indexTransform, Attribute result);
-
 /// Chooses layouts for the single-block `func` under `policy`. Fails with a
 /// diagnostic when a tensor fits no image or buffer of the target.
 FailureOr<LayoutPlan> selectLayouts(func::FuncOp func, LayoutPolicy policy,

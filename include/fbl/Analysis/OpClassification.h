@@ -2,8 +2,10 @@
 //
 // Finds, for every op of a training function, its phase (forward, backward,
 // optimizer) from the data flow, and for backward ops the class I-IV of
-// DESIGN §2 with the activation-reuse edges behind it: which forward tensors
-// the op reads, and how its access compares with the forward access.
+// docs/OpClassification.md with the activation-reuse edges behind it: which
+// forward tensors the op reads, and how its access compares with the forward
+// access. fbl-classify-ops runs the analysis once and records it as
+// attributes; the passes after it read those attributes (fromAttributes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +63,17 @@ public:
   /// diagnostic) when `func` is not a training function: its first result
   /// must be a scalar loss.
   static FailureOr<OpClassification> analyze(func::FuncOp func);
+
+  /// Records the classification on the IR, where every later pass reads it:
+  /// `fbl.phase` on each classified op, `fbl.class` on backward ops and
+  /// `fbl.reuse` (operand, access, forward access, conflict) on backward ops
+  /// that read forward values.
+  void annotate() const;
+
+  /// The classification fbl-classify-ops recorded on `func`. Fails when no
+  /// op of `func` carries a phase (it is no training function, or was never
+  /// classified). Ops added since (relayouts, split inits) have no info.
+  static FailureOr<OpClassification> fromAttributes(func::FuncOp func);
 
   /// Info of a top-level op of the function, or null.
   const OpInfo *lookup(Operation *op) const {

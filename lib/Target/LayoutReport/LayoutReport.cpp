@@ -60,9 +60,9 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     fl::Layout layout = encoding.getLayout(type.getRank());
     fl::Extents e = layout.extents(shape);
-    unsigned elemBytes =
-        std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
-    int64_t bytes = e.elements() * elemBytes;
+    unsigned elemBytes = getElementBytes(type.getElementType());
+    int64_t bytes =
+        encoding.getDeviceBytes(type.getShape(), type.getElementType());
     // Views alias the memory of the value they view; count memory once.
     Value viewed = value;
     while (Operation *def = viewed.getDefiningOp()) {

@@ -7,6 +7,7 @@
 
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Layout/TargetDescription.h"
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
@@ -99,6 +100,18 @@ LayoutEncodingAttrInterface mlir::fbl::getLayoutEncoding(Type type) {
   if (!tensor)
     return {};
   return dyn_cast_or_null<LayoutEncodingAttrInterface>(tensor.getEncoding());
+}
+
+unsigned mlir::fbl::getElementBytes(Type elementType) {
+  if (!elementType.isIntOrIndexOrFloat() || elementType.isIndex())
+    return 8; // index and other element types travel as 64-bit values
+  return std::max(1u, elementType.getIntOrFloatBitWidth() / 8);
+}
+
+int64_t mlir::fbl::getDeviceBytes(RankedTensorType type) {
+  if (LayoutEncodingAttrInterface enc = getLayoutEncoding(type))
+    return enc.getDeviceBytes(type.getShape(), type.getElementType());
+  return type.getNumElements() * getElementBytes(type.getElementType());
 }
 
 AffineMap mlir::fbl::buildTexelMap(const fl::Layout &layout,
@@ -342,79 +355,10 @@ LogicalResult ImageLayoutAttr::verifyEncoding(
 // TargetAttr
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A target preset from public device data (see docs/Targets.md).
-struct TargetPreset {
-  StringRef name;
-  int64_t maxImageWidth, maxImageHeight, maxImageLayers, maxBufferBytes;
-  int64_t cacheLineTexels[2];
-  int64_t cacheBytes, cacheWays;
-  bool fp16;
-  int64_t maxWorkgroupSize;
-  int64_t preferredWorkgroup[2];
-  bool localTiledGemm;
-};
-} // namespace
-
-static const TargetPreset kPresets[] = {
-    // Qualcomm Adreno 740 (Snapdragon 8 Gen 2).
-    {"adreno-a740",
-     16384,
-     16384,
-     2048,
-     int64_t(1) << 30,
-     {4, 2},
-     16384,
-     4,
-     true,
-     1024,
-     {16, 8},
-     false},
-    // Arm Mali-G710 (Valhall).
-    {"mali-g710",
-     65536,
-     65536,
-     2048,
-     int64_t(1) << 30,
-     {4, 2},
-     32768,
-     4,
-     true,
-     1024,
-     {8, 8},
-     false},
-    // PoCL on the host CPU (Debian pocl-opencl-icd).
-    {"pocl-cpu",
-     8192,
-     8192,
-     2048,
-     int64_t(1) << 32,
-     {4, 1},
-     32768,
-     8,
-     true,
-     4096,
-     {8, 8},
-     false},
-    // NVIDIA H200 (OpenCL 3.0 driver).
-    {"nvidia-h200",
-     32768,
-     32768,
-     2048,
-     int64_t(1) << 34,
-     {8, 4},
-     262144,
-     4,
-     true,
-     1024,
-     {16, 16},
-     true},
-};
-
 ArrayRef<StringRef> TargetAttr::getPresetNames() {
   static const SmallVector<StringRef> names = [] {
     SmallVector<StringRef> n;
-    for (const TargetPreset &p : kPresets)
+    for (const ::fbl::target::TargetDescription &p : ::fbl::target::kPresets)
       n.push_back(p.name);
     return n;
   }();
@@ -422,12 +366,29 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
 }
 
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
-  for (const TargetPreset &p : kPresets)
-    if (p.name == name)
-      return TargetAttr::get(
-          context, p.name, p.maxImageWidth, p.maxImageHeight, p.maxImageLayers,
-          p.maxBufferBytes, p.cacheLineTexels, p.cacheBytes, p.cacheWays,
-          p.fp16, p.maxWorkgroupSize, p.preferredWorkgroup, p.localTiledGemm);
+  const ::fbl::target::TargetDescription *p =
+      ::fbl::target::findPreset(name.str());
+  if (!p)
+    return {};
+  return TargetAttr::get(
+      context, p->name, p->maxImageWidth, p->maxImageHeight, p->maxImageLayers,
+      p->maxBufferBytes, p->cacheLineTexels, p->cacheBytes, p->cacheWays,
+      p->fp16, p->maxWorkgroupSize, p->preferredWorkgroup, p->localTiledGemm);
+}
+
+TargetAttr TargetAttr::lookup(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto t = op->getAttrOfType<TargetAttr>(FBLDialect::getTargetAttrName()))
+      return t;
+  return {};
+}
+
+TargetAttr TargetAttr::lookupOrEmitError(Operation *op) {
+  if (TargetAttr t = lookup(op))
+    return t;
+  op->emitError("no target: set fbl.target on the module or pass "
+                "target=NAME (")
+      << llvm::join(getPresetNames(), ", ") << ")";
   return {};
 }
 

@@ -38,16 +38,17 @@ static LogicalResult checkAgainstTarget(Type type, TargetAttr target,
   ::fbl::layout::Layout layout = encoding.getLayout(tensor.getRank());
   std::vector<int64_t> shape(tensor.getShape().begin(),
                              tensor.getShape().end());
-  unsigned bytes = tensor.getElementType().getIntOrFloatBitWidth() / 8;
-  std::string err =
-      layout.checkLimits(shape, target.getLimits(), std::max(bytes, 1u));
+  std::string err = layout.checkLimits(
+      shape, target.getLimits(), getElementBytes(tensor.getElementType()));
   if (err.empty())
     return success();
   ::fbl::layout::Extents e = layout.extents(shape);
   InFlightDiagnostic diag = op->emitOpError()
                             << what << " of type " << type << " needs ";
   if (layout.isBuffer())
-    diag << "a buffer of " << e.elements() * bytes << " bytes";
+    diag << "a buffer of "
+         << encoding.getDeviceBytes(tensor.getShape(), tensor.getElementType())
+         << " bytes";
   else
     diag << "an image of " << e.width << "x" << e.height << " texels"
          << (e.layers > 1 ? " x " + std::to_string(e.layers) + " layers" : "");

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fbl/Analysis/LayoutSelection.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/IR/IndexTransforms.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,18 +34,7 @@ static Value createView(OpBuilder &b, Operation *op, Value source,
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
     return ReshapeViewOp::create(b, loc, type, source,
                                  collapse.getReassociation());
-  SmallVector<int64_t> perm;
-  if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
-    perm.assign(t.getPermutation().begin(), t.getPermutation().end());
-  } else {
-    auto generic = cast<linalg::GenericOp>(op);
-    AffineMap in =
-        generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-    AffineMap out =
-        generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
-    for (AffineExpr e : in.compose(inversePermutation(out)).getResults())
-      perm.push_back(cast<AffineDimExpr>(e).getPosition());
-  }
+  SmallVector<int64_t> perm = *getIndexPermutation(op);
   return TransposeViewOp::create(b, loc, type, source,
                                  b.getDenseI64ArrayAttr(perm));
 }

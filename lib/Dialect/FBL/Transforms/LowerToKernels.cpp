@@ -1198,7 +1198,7 @@ struct LowerToKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TargetAttr targetAttr = resolveTarget(module, target);
+    TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
     unsigned counter = 0;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fbl/Analysis/OpClassification.h"
 #include "fbl/CostModel/OpCost.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
@@ -59,75 +60,84 @@ struct MaterializeRTilePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TargetAttr targetAttr = resolveTarget(module, target);
+    TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
     OpCostModel costs(targetAttr);
-    Builder b(&getContext());
-    WalkResult walk = module.walk([&](linalg::LinalgOp op) -> WalkResult {
-      auto cls = op->getAttrOfType<IntegerAttr>(FBLDialect::getClassAttrName());
-      if (!cls || cls.getInt() != 4)
-        return WalkResult::advance();
-      // Operands shared with the forward pass are R-Tiles.
-      if (auto reuse =
-              op->getAttrOfType<ArrayAttr>(FBLDialect::getReuseAttrName()))
-        for (Attribute edge : reuse) {
-          int64_t n =
-              cast<DictionaryAttr>(edge).getAs<IntegerAttr>("operand").getInt();
-          Value v = op->getOperand(n);
-          auto type = cast<RankedTensorType>(v.getType());
-          if (getLayoutEncoding(type))
-            continue; // laid out by selection
-          if (type.getRank() < 2)
-            return op->emitOpError("fbl-materialize-rtile: class IV operand #")
-                   << n << " of type " << type
-                   << " has fewer than 2 dims and cannot be R-Tiled";
-          Attribute rtile = rtileFor(type, targetAttr);
-          if (!rtile)
-            return op->emitOpError("fbl-materialize-rtile: class IV operand #")
-                   << n << " of type " << type
-                   << " fits no R-Tile image of target '"
-                   << targetAttr.getName() << "'";
-          setEncoding(v, rtile);
-        }
-      // The kernel configuration.
-      SmallVector<int64_t> reduced;
-      int64_t unrolled = -1;
-      for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
-        if (it == utils::IteratorType::reduction) {
-          reduced.push_back(i);
-          unrolled = i;
-        }
-      SmallVector<Attribute> reads;
-      for (OpOperand &operand : op->getOpOperands()) {
-        auto enc = getLayoutEncoding(operand.get().getType());
-        StringRef kind = "unassigned";
-        if (!isa<RankedTensorType>(operand.get().getType())) {
-          kind = "scalar";
-        } else if (op.isDpsInit(&operand) &&
-                   !op.payloadUsesValueFromOperand(&operand)) {
-          kind = "written";
-        } else if (enc) {
-          ::fbl::cost::AccessCost c = costs.readCost(operand, enc);
-          bool whole = c.fetches == 0 || c.elements >= 4 * c.fetches * 0.99 ||
-                       isa<BufferLayoutAttr>(enc);
-          kind = !whole                      ? "channels"
-                 : isa<RTileLayoutAttr>(enc) ? "tiles"
-                                             : "texels";
-        }
-        reads.push_back(b.getStringAttr(kind));
+    for (auto func : module.getOps<func::FuncOp>()) {
+      FailureOr<OpClassification> classes =
+          OpClassification::fromAttributes(func);
+      if (failed(classes))
+        continue;
+      for (Operation *op : classes->getOps()) {
+        const OpInfo *info = classes->lookup(op);
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        if (!linalgOp || info->opClass != OpClass::IV)
+          continue;
+        if (failed(materialize(linalgOp, *info, targetAttr, costs)))
+          return signalPassFailure();
       }
-      op->setAttr(
-          "fbl.kernel",
-          b.getDictionaryAttr(
-              {b.getNamedAttr("register_tile", b.getDenseI64ArrayAttr({4, 4})),
-               b.getNamedAttr("reduced_loops", b.getDenseI64ArrayAttr(reduced)),
-               b.getNamedAttr("unrolled_loop", b.getI64IntegerAttr(unrolled)),
-               b.getNamedAttr("reads", b.getArrayAttr(reads))}));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      signalPassFailure();
+    }
+  }
+
+  /// Puts the operands `op` shares with the forward pass on R-Tiles and
+  /// records its kernel configuration.
+  LogicalResult materialize(linalg::LinalgOp op, const OpInfo &info,
+                            TargetAttr targetAttr, OpCostModel &costs) {
+    Builder b(op.getContext());
+    for (const ReuseEdge &edge : info.reuse) {
+      unsigned n = edge.operandNumber;
+      Value v = op->getOperand(n);
+      auto type = cast<RankedTensorType>(v.getType());
+      if (getLayoutEncoding(type))
+        continue; // laid out by selection
+      if (type.getRank() < 2)
+        return op->emitOpError("fbl-materialize-rtile: class IV operand #")
+               << n << " of type " << type
+               << " has fewer than 2 dims and cannot be R-Tiled";
+      Attribute rtile = rtileFor(type, targetAttr);
+      if (!rtile)
+        return op->emitOpError("fbl-materialize-rtile: class IV operand #")
+               << n << " of type " << type
+               << " fits no R-Tile image of target '" << targetAttr.getName()
+               << "'";
+      setEncoding(v, rtile);
+    }
+    // The kernel configuration.
+    SmallVector<int64_t> reduced;
+    int64_t unrolled = -1;
+    for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (it == utils::IteratorType::reduction) {
+        reduced.push_back(i);
+        unrolled = i;
+      }
+    SmallVector<Attribute> reads;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto enc = getLayoutEncoding(operand.get().getType());
+      StringRef kind = "unassigned";
+      if (!isa<RankedTensorType>(operand.get().getType())) {
+        kind = "scalar";
+      } else if (op.isDpsInit(&operand) &&
+                 !op.payloadUsesValueFromOperand(&operand)) {
+        kind = "written";
+      } else if (enc) {
+        ::fbl::cost::AccessCost c = costs.readCost(operand, enc);
+        bool whole = c.fetches == 0 || c.elements >= 4 * c.fetches * 0.99 ||
+                     isa<BufferLayoutAttr>(enc);
+        kind = !whole                      ? "channels"
+               : isa<RTileLayoutAttr>(enc) ? "tiles"
+                                           : "texels";
+      }
+      reads.push_back(b.getStringAttr(kind));
+    }
+    op->setAttr(
+        FBLDialect::getKernelAttrName(),
+        b.getDictionaryAttr(
+            {b.getNamedAttr("register_tile", b.getDenseI64ArrayAttr({4, 4})),
+             b.getNamedAttr("reduced_loops", b.getDenseI64ArrayAttr(reduced)),
+             b.getNamedAttr("unrolled_loop", b.getI64IntegerAttr(unrolled)),
+             b.getNamedAttr("reads", b.getArrayAttr(reads))}));
+    return success();
   }
 };
 } // namespace

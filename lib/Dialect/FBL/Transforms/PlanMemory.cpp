@@ -39,14 +39,12 @@ struct Descriptor {
 Descriptor describe(RankedTensorType type) {
   auto enc = getLayoutEncoding(type);
   fl::Extents e = enc.getExtents(type.getShape());
-  unsigned bytes =
-      std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
   return {enc.getStorageKind(type.getRank()),
           e.width,
           e.height,
           e.layers,
           type.getElementType(),
-          e.elements() * bytes};
+          enc.getDeviceBytes(type.getShape(), type.getElementType())};
 }
 
 struct PlanMemoryPass

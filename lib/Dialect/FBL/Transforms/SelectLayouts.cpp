@@ -26,27 +26,9 @@ namespace mlir::fbl {
 using namespace mlir;
 using namespace mlir::fbl;
 
-TargetAttr mlir::fbl::resolveTarget(ModuleOp module, StringRef name) {
-  if (!name.empty()) {
-    TargetAttr t = TargetAttr::getPreset(module.getContext(), name);
-    if (!t)
-      module.emitError("unknown target '")
-          << name
-          << "'; presets: " << llvm::join(TargetAttr::getPresetNames(), ", ");
-    return t;
-  }
-  if (auto t =
-          module->getAttrOfType<TargetAttr>(FBLDialect::getTargetAttrName()))
-    return t;
-  module.emitError("no target: set fbl.target on the module or pass "
-                   "target=NAME (")
-      << llvm::join(TargetAttr::getPresetNames(), ", ") << ")";
-  return {};
-}
-
 /// True for functions with a backward pass.
 static bool isTrainingFunction(func::FuncOp func) {
-  FailureOr<OpClassification> classes = OpClassification::analyze(func);
+  FailureOr<OpClassification> classes = OpClassification::fromAttributes(func);
   if (failed(classes))
     return false;
   return llvm::any_of(classes->getOps(), [&](Operation *op) {
@@ -127,10 +109,9 @@ struct SelectLayoutsPass
              "explicit-transpose";
       return signalPassFailure();
     }
-    TargetAttr targetAttr = resolveTarget(module, target);
+    TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
-    module->setAttr(FBLDialect::getTargetAttrName(), targetAttr);
     OpCostModel costs(targetAttr);
 
     SmallVector<func::FuncOp> functions;

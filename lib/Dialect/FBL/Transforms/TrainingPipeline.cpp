@@ -1,9 +1,9 @@
 //===- TrainingPipeline.cpp - fbl-training-pipeline -----------------------===//
 //
 // The whole compile of a training step, for fbl-opt:
-//   fbl-autodiff (forward models only) -> fbl-decompose-aggregates ->
-//   fbl-fuse-elementwise (unless fuse=false) -> fbl-split-reductions ->
-//   fbl-classify-ops ->
+//   fbl-set-target -> fbl-autodiff (forward models only) ->
+//   fbl-decompose-aggregates -> fbl-fuse-elementwise (unless fuse=false) ->
+//   fbl-split-reductions -> fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
 //   fbl-lower-to-kernels, fbl-plan-memory (unless kernels=false).
@@ -20,6 +20,10 @@ using namespace mlir::fbl;
 
 void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
+  FBLSetTargetPassOptions setTarget;
+  setTarget.target = options.target;
+  setTarget.fallback = options.fallbackTarget;
+  pm.addPass(createFBLSetTargetPass(setTarget));
   FBLAutodiffPassOptions autodiff;
   autodiff.optimizer = options.optimizer;
   autodiff.learningRate = options.learningRate;
@@ -31,11 +35,8 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;
   select.policy = options.policy;
-  select.target = options.target;
   pm.addPass(createFBLSelectLayoutsPass(select));
-  FBLMaterializeRTilePassOptions materialize;
-  materialize.target = options.target;
-  pm.addPass(createFBLMaterializeRTilePass(materialize));
+  pm.addPass(createFBLMaterializeRTilePass());
   pm.addPass(createFBLFoldIndexTransformsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -43,13 +44,10 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     FBLTrainingReportPassOptions report;
     report.file = options.report;
     report.policy = options.policy;
-    report.target = options.target;
     pm.addPass(createFBLTrainingReportPass(report));
   }
   if (options.kernels) {
-    FBLLowerToKernelsPassOptions lower;
-    lower.target = options.target;
-    pm.addPass(createFBLLowerToKernelsPass(lower));
+    pm.addPass(createFBLLowerToKernelsPass());
     pm.addPass(createCSEPass());
     pm.addPass(createFBLPlanMemoryPass());
   }

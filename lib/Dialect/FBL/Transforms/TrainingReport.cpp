@@ -35,16 +35,6 @@ struct FunctionReport {
   double cost = 0.0;
 };
 
-int64_t imageBytes(RankedTensorType type) {
-  auto enc = getLayoutEncoding(type);
-  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  unsigned bytes =
-      std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
-  if (!enc)
-    return type.getNumElements() * bytes;
-  return enc.getLayout(type.getRank()).extents(shape).elements() * bytes;
-}
-
 StringRef layoutKind(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t || !t.getEncoding())
@@ -63,7 +53,7 @@ struct TrainingReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TargetAttr targetAttr = resolveTarget(module, target);
+    TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
     OpCostModel costs(targetAttr);
@@ -88,8 +78,8 @@ struct TrainingReportPass
           ++r.classes[cls.getInt()];
         if (auto relayout = dyn_cast<RelayoutOp>(op)) {
           ++r.relayouts;
-          r.relayoutBytes += imageBytes(relayout.getSource().getType()) +
-                             imageBytes(relayout.getType());
+          r.relayoutBytes += getDeviceBytes(relayout.getSource().getType()) +
+                             getDeviceBytes(relayout.getType());
         }
         // A view counts as folded unless a relayout made only for it (the
         // copy an index transform still needs) feeds it.

@@ -43,6 +43,10 @@ FailureOr<Attribute> getReshapedEncoding(
     ArrayRef<int64_t> resultShape, ArrayRef<ReassociationIndices> reassociation,
     MLIRContext *context);
 
+/// Bytes one element of `elementType` takes in device memory (an i1 takes
+/// a byte).
+unsigned getElementBytes(Type elementType);
+
 /// `type` with its encoding replaced by `encoding`.
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
 
@@ -56,6 +60,10 @@ RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
 namespace mlir::fbl {
 /// The fbl layout of a tensor type, or null when it has none.
 LayoutEncodingAttrInterface getLayoutEncoding(Type type);
+
+/// Bytes of device memory a static-shaped tensor takes: in its layout, or
+/// as dense row-major elements when it has none.
+int64_t getDeviceBytes(RankedTensorType type);
 } // namespace mlir::fbl
 
 #endif // FBL_DIALECT_FBL_IR_FBLATTRS_H

@@ -242,6 +242,12 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// The preset called `name`, or a null attribute.
     static TargetAttr getPreset(::mlir::MLIRContext *context,
                                 ::llvm::StringRef name);
+    /// The target `op` is compiled for: the `fbl.target` of `op` or of its
+    /// closest ancestor that has one, or a null attribute.
+    static TargetAttr lookup(::mlir::Operation *op);
+    /// lookup(op), with an error on `op` naming the ways to set a target
+    /// when there is none.
+    static TargetAttr lookupOrEmitError(::mlir::Operation *op);
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
   }];

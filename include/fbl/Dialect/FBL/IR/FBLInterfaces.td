@@ -36,6 +36,13 @@ def FBL_LayoutEncodingAttrInterface
       return $_attr.getLayout(shape.size()).extents(
           ::std::vector<int64_t>(shape.begin(), shape.end()));
     }
+    /// Bytes of device memory a tensor of static `shape` with `elementType`
+    /// takes in this layout (padding included).
+    int64_t getDeviceBytes(::llvm::ArrayRef<int64_t> shape,
+                           ::mlir::Type elementType) const {
+      return getExtents(shape).elements() *
+             ::mlir::fbl::getElementBytes(elementType);
+    }
     /// The map (d0, ..., dn-1) -> (layer, y, x, channel) for a static shape.
     ::mlir::AffineMap getTexelMap(::llvm::ArrayRef<int64_t> shape) const {
       return ::mlir::fbl::buildTexelMap($_attr.getLayout(shape.size()), shape,

@@ -38,10 +38,16 @@ struct TrainingPipelineOptions
                              llvm::cl::desc("fblayout, reuse-forward or "
                                             "explicit-transpose"),
                              llvm::cl::init("fblayout")};
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("Target preset; default: the "
-                                            "module's fbl.target"),
-                             llvm::cl::init("")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Target preset or #fbl.target<...>; "
+                     "default: the module's fbl.target"),
+      llvm::cl::init("")};
+  Option<std::string> fallbackTarget{
+      *this, "fallback-target",
+      llvm::cl::desc("Target preset (or #fbl.target<...>) for a module "
+                     "without fbl.target when target= is not given"),
+      llvm::cl::init("")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Write the JSON report here"),
                              llvm::cl::init("")};
@@ -67,10 +73,6 @@ void buildTrainingPipeline(OpPassManager &pm,
 
 /// Registers `fbl-training-pipeline`.
 void registerTrainingPipeline();
-
-/// Resolves the target a pass works for: the preset named `name`, else the
-/// module's fbl.target. Emits an error and returns null when neither exists.
-TargetAttr resolveTarget(ModuleOp module, StringRef name);
 
 } // namespace mlir::fbl
 

@@ -1,7 +1,7 @@
 //===- Passes.td - fbl passes ------------------------------*- tablegen -*-===//
 //
 // The passes of fbl's training pipeline, one per file under
-// lib/Dialect/FBL/Transforms.
+// lib/Dialect/FBL/Transforms, in the order fbl-training-pipeline runs them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +9,32 @@
 #define FBL_DIALECT_FBL_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def FBLSetTargetPass : Pass<"fbl-set-target", "::mlir::ModuleOp"> {
+  let summary = "Sets the target device the module is compiled for";
+  let description = [{
+    Puts `fbl.target` on the module: the one place every later pass reads
+    the target from (`TargetAttr::lookup`). `target=` names a preset
+    (`adreno-a740`, `mali-g710`, `pocl-cpu`, `nvidia-h200`) or gives a whole
+    `#fbl.target<...>` attribute, and replaces any target the module has;
+    `fallback=` does the same only for a module without one (the local
+    device's preset, say, for models that may carry their own target).
+    `fbl-training-pipeline` runs it first with its `target=` option.
+
+    ```mlir
+    // fbl-opt --fbl-set-target=target=mali-g710
+    module attributes {fbl.target = #fbl.target<"mali-g710">} {}
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Preset name or #fbl.target<...> attribute to set">,
+    Option<"fallback", "fallback", "std::string", /*default=*/"\"\"",
+           "Preset name or #fbl.target<...> attribute to set when the "
+           "module has no fbl.target">,
+  ];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
 
 def FBLAutodiffPass : Pass<"fbl-autodiff", "::mlir::ModuleOp"> {
   let summary = "Builds the gradient (and optimizer step) of a forward model";
@@ -67,122 +93,6 @@ def FBLAutodiffPass : Pass<"fbl-autodiff", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
-  ];
-}
-
-def FBLClassifyOpsPass : Pass<"fbl-classify-ops", "::mlir::ModuleOp"> {
-  let summary = "Marks each op of a training function with phase and class";
-  let description = [{
-    For every function returning a loss followed by gradients or updated
-    parameters, finds the phase of each op from the data flow: forward ops
-    are those the loss depends on; optimizer ops update a parameter or
-    optimizer state elementwise; the rest is the backward pass. Backward ops
-    get a class from two questions (DESIGN §2): does the op read a forward
-    value, and is its access to each tensor consistent with how the tensor
-    was accessed before (same reduced dims, same innermost dim)?
-
-    | class | reads forward values | access |
-    | --- | --- | --- |
-    | I | no | consistent |
-    | II | yes | consistent |
-    | III | no | conflicting |
-    | IV | yes | conflicting |
-
-    Ops get `fbl.phase` (`"forward"`, `"backward"`, `"optimizer"`) and, in
-    the backward, `fbl.class` (1 to 4); backward ops reading forward values
-    get `fbl.reuse`, one entry per such operand: the operand number, the
-    reduced dims and innermost dim of this access and of the forward one.
-    Functions without a scalar loss first result are left alone.
-  }];
-}
-
-def FBLPrintOpClassesPass : Pass<"fbl-print-op-classes", "::mlir::ModuleOp"> {
-  let summary = "Prints the operator classification as a table per function";
-  let description = [{
-    Runs the classification of `fbl-classify-ops` and prints, per function,
-    one line per op: phase, class and the activation-reuse edges with their
-    access patterns, then the counts per class. The IR is not changed.
-  }];
-}
-
-def FBLSelectLayoutsPass : Pass<"fbl-select-layouts", "::mlir::ModuleOp"> {
-  let summary = "Chooses a layout for every tensor of the training functions";
-  let description = [{
-    Activation-guided global layout selection (docs/LayoutSelection.md).
-    For every training function (one with backward ops), every tensor gets
-    an fbl layout encoding that fits the target, and every use that reads
-    another layout than the value's gets an `fbl.relayout`. Index transforms
-    (reshapes, transposes) keep their ops; `fbl-fold-index-transforms` turns
-    them into views or relayouts afterwards.
-
-    Policies run through one cost model: `fblayout` searches channel-packed,
-    R-Tile and view-composed layouts for the cheapest plan;
-    `reuse-forward` (MNN-like) keeps the forward's layouts and reads them
-    transposed in the backward; `explicit-transpose` (TFLite-like) gives
-    every reader its preferred layout through relayout kernels.
-
-    Tensors no image of the target can hold fold their batch dims into
-    image-array layers, or go to a buffer; a tensor no buffer can hold is an
-    error.
-  }];
-  let options = [
-    Option<"policy", "policy", "std::string", /*default=*/"\"fblayout\"",
-           "fblayout, reuse-forward or explicit-transpose">,
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "Target preset; default: the module's fbl.target">,
-  ];
-  let dependentDialects = ["::mlir::fbl::FBLDialect"];
-}
-
-def FBLMaterializeRTilePass : Pass<"fbl-materialize-rtile", "::mlir::ModuleOp"> {
-  let summary = "Puts class IV ops on R-Tile operands with their kernel configs";
-  let description = [{
-    Class IV ops (the matmul family and column reductions reading forward
-    tensors along another dim than the forward did) read the operands they
-    share with the forward pass as R-Tiles, so both passes read whole tiles
-    and nobody relayouts between them. Operands without a layout (hand-written
-    IR) get a 4x4 R-Tile packed along their last dim; laid-out operands keep
-    the layout selection chose. Every class IV op gets `fbl.kernel`: the
-    register tile, the reduced loops, the loop walked 4 at a time, and per
-    operand whether the kernel reads whole tiles, whole texels or single
-    channels.
-  }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "Target preset; default: the module's fbl.target">,
-  ];
-  let dependentDialects = ["::mlir::fbl::FBLDialect"];
-}
-
-def FBLFoldIndexTransformsPass
-    : Pass<"fbl-fold-index-transforms", "::mlir::ModuleOp"> {
-  let summary = "Turns tile-preserving reshapes and transposes into views";
-  let description = [{
-    `tensor.expand_shape`, `tensor.collapse_shape`, `linalg.transpose` and
-    generics that only permute their input, on encoded tensors, become
-    `fbl.reshape_view` / `fbl.transpose_view` when the result's layout is the
-    composed layout of the source's (every tile stays whole: no data moves).
-    Otherwise the source is relaid out into the layout whose view is the
-    result's (or through a row-major buffer), and the view follows: the data
-    movement is an explicit, counted `fbl.relayout`.
-  }];
-  let dependentDialects = ["::mlir::fbl::FBLDialect"];
-}
-
-def FBLTrainingReportPass : Pass<"fbl-training-report", "::mlir::ModuleOp"> {
-  let summary = "Writes the JSON report of a compiled training step";
-  let description = [{
-    For every training function: the policy, ops per class, relayouts and the
-    bytes they move, views folded, tensors per layout kind, and the cost
-    model's estimate of the whole step (DESIGN §5).
-  }];
-  let options = [
-    Option<"file", "file", "std::string", /*default=*/"\"-\"",
-           "Where to write the report (- for stdout)">,
-    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
-           "The policy to name in the report">,
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "Target preset; default: the module's fbl.target">,
   ];
 }
 
@@ -258,6 +168,117 @@ def FBLSplitReductionsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FBLClassifyOpsPass : Pass<"fbl-classify-ops", "::mlir::ModuleOp"> {
+  let summary = "Marks each op of a training function with phase and class";
+  let description = [{
+    For every function returning a loss followed by gradients or updated
+    parameters, finds the phase of each op from the data flow: forward ops
+    are those the loss depends on; optimizer ops update a parameter or
+    optimizer state elementwise; the rest is the backward pass. Backward ops
+    get a class from two questions (docs/OpClassification.md): does the op
+    read a forward value, and is its access to each tensor consistent with
+    how the tensor was accessed before (same reduced dims, same innermost
+    dim)?
+
+    | class | reads forward values | access |
+    | --- | --- | --- |
+    | I | no | consistent |
+    | II | yes | consistent |
+    | III | no | conflicting |
+    | IV | yes | conflicting |
+
+    Ops get `fbl.phase` (`"forward"`, `"backward"`, `"optimizer"`) and, in
+    the backward, `fbl.class` (1 to 4); backward ops reading forward values
+    get `fbl.reuse`, one entry per such operand: the operand number, the
+    reduced dims and innermost dim of this access and of the forward one.
+    Functions without a scalar loss first result are left alone.
+  }];
+}
+
+def FBLPrintOpClassesPass : Pass<"fbl-print-op-classes", "::mlir::ModuleOp"> {
+  let summary = "Prints the operator classification as a table per function";
+  let description = [{
+    Runs the classification of `fbl-classify-ops` and prints, per function,
+    one line per op: phase, class and the activation-reuse edges with their
+    access patterns, then the counts per class. The IR is not changed.
+  }];
+}
+
+def FBLSelectLayoutsPass : Pass<"fbl-select-layouts", "::mlir::ModuleOp"> {
+  let summary = "Chooses a layout for every tensor of the training functions";
+  let description = [{
+    Activation-guided global layout selection (docs/LayoutSelection.md).
+    For every training function (one with backward ops), every tensor gets
+    an fbl layout encoding that fits the target, and every use that reads
+    another layout than the value's gets an `fbl.relayout`. Index transforms
+    (reshapes, transposes) keep their ops; `fbl-fold-index-transforms` turns
+    them into views or relayouts afterwards.
+
+    Policies run through one cost model: `fblayout` searches channel-packed,
+    R-Tile and view-composed layouts for the cheapest plan;
+    `reuse-forward` (MNN-like) keeps the forward's layouts and reads them
+    transposed in the backward; `explicit-transpose` (TFLite-like) gives
+    every reader its preferred layout through relayout kernels.
+
+    Tensors no image of the target can hold fold their batch dims into
+    image-array layers, or go to a buffer; a tensor no buffer can hold is an
+    error.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"fblayout\"",
+           "fblayout, reuse-forward or explicit-transpose">,
+  ];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLMaterializeRTilePass : Pass<"fbl-materialize-rtile", "::mlir::ModuleOp"> {
+  let summary = "Puts class IV ops on R-Tile operands with their kernel configs";
+  let description = [{
+    Class IV ops (the matmul family and column reductions reading forward
+    tensors along another dim than the forward did) read the operands they
+    share with the forward pass as R-Tiles, so both passes read whole tiles
+    and nobody relayouts between them. Operands without a layout (hand-written
+    IR) get a 4x4 R-Tile packed along their last dim; laid-out operands keep
+    the layout selection chose. Every class IV op gets `fbl.kernel`: the
+    register tile, the reduced loops, the loop walked 4 at a time, and per
+    operand whether the kernel reads whole tiles, whole texels or single
+    channels.
+  }];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLFoldIndexTransformsPass
+    : Pass<"fbl-fold-index-transforms", "::mlir::ModuleOp"> {
+  let summary = "Turns tile-preserving reshapes and transposes into views";
+  let description = [{
+    `tensor.expand_shape`, `tensor.collapse_shape`, `linalg.transpose` and
+    generics that only permute their input, on encoded tensors, become
+    `fbl.reshape_view` / `fbl.transpose_view` when the result's layout is the
+    composed layout of the source's (every tile stays whole: no data moves).
+    Otherwise the source is relaid out into the layout whose view is the
+    result's (or through a row-major buffer), and the view follows: the data
+    movement is an explicit, counted `fbl.relayout`.
+  }];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
+def FBLTrainingReportPass : Pass<"fbl-training-report", "::mlir::ModuleOp"> {
+  let summary = "Writes the JSON report of a compiled training step";
+  let description = [{
+    For every training function: the policy, ops per class, relayouts and the
+    bytes they move, views folded, tensors per layout kind, and the cost
+    model's estimate of the whole step (the fields are listed in
+    docs/UserGuide.md).
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Where to write the report (- for stdout)">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
+           "The policy to name in the report">,
+  ];
+  let dependentDialects = ["::mlir::fbl::FBLDialect"];
+}
+
 def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
   let summary = "Turns encoded linalg and fbl ops into fbl.dispatch kernels";
   let description = [{
@@ -274,11 +295,8 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     `local_tiled_gemm`. Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
   }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "Target preset; default: the module's fbl.target">,
-  ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  let dependentDialects = ["::mlir::fbl::FBLDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];

@@ -1,0 +1,152 @@
+//===- TargetDescription.h - The devices fbl compiles for -------*- C++ -*-===//
+//
+// The one home of what fbl knows about a target device, without MLIR: the
+// fields of `#fbl.target<...>`, the built-in presets, which preset a local
+// OpenCL device gets by its vendor, and the attribute text that describes a
+// device. The dialect's TargetAttr is built from these presets and the
+// runtime describes local devices with the same fields, so the compiler, the
+// runtime, fbl-run and Python agree on one list.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_LAYOUT_TARGETDESCRIPTION_H
+#define FBL_LAYOUT_TARGETDESCRIPTION_H
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <string>
+
+namespace fbl::target {
+
+/// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
+struct TargetDescription {
+  std::string name;
+  int64_t maxImageWidth, maxImageHeight, maxImageLayers;
+  int64_t maxBufferBytes;
+  std::array<int64_t, 2> cacheLineTexels;
+  int64_t cacheBytes, cacheWays;
+  bool fp16;
+  int64_t maxWorkgroupSize;
+  std::array<int64_t, 2> preferredWorkgroup;
+  bool localTiledGemm;
+};
+
+/// Presets from public device data (docs/Targets.md says where each number
+/// comes from).
+inline const TargetDescription kPresets[] = {
+    // Qualcomm Adreno 740 (Snapdragon 8 Gen 2).
+    {"adreno-a740",
+     16384,
+     16384,
+     2048,
+     int64_t(1) << 30,
+     {4, 2},
+     16384,
+     4,
+     true,
+     1024,
+     {16, 8},
+     false},
+    // Arm Mali-G710 (Valhall).
+    {"mali-g710",
+     65536,
+     65536,
+     2048,
+     int64_t(1) << 30,
+     {4, 2},
+     32768,
+     4,
+     true,
+     1024,
+     {8, 8},
+     false},
+    // PoCL on the host CPU (Debian pocl-opencl-icd).
+    {"pocl-cpu",
+     8192,
+     8192,
+     2048,
+     int64_t(1) << 32,
+     {4, 1},
+     32768,
+     8,
+     true,
+     4096,
+     {8, 8},
+     false},
+    // NVIDIA H200 (OpenCL 3.0 driver).
+    {"nvidia-h200",
+     32768,
+     32768,
+     2048,
+     int64_t(1) << 34,
+     {8, 4},
+     262144,
+     4,
+     true,
+     1024,
+     {16, 16},
+     true},
+};
+
+/// The preset called `name`, or null.
+inline const TargetDescription *findPreset(const std::string &name) {
+  for (const TargetDescription &p : kPresets)
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+/// The presets' names, comma separated (for messages).
+inline std::string presetNames() {
+  std::string s;
+  for (const TargetDescription &p : kPresets)
+    s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+/// The preset for a local OpenCL device, chosen by its vendor and device
+/// name; devices of other vendors get the PoCL CPU preset.
+inline const TargetDescription &presetForDevice(const std::string &vendor,
+                                                const std::string &device) {
+  std::string s = vendor + " " + device;
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  struct Rule {
+    const char *key, *preset;
+  };
+  static const Rule rules[] = {{"nvidia", "nvidia-h200"},
+                               {"adreno", "adreno-a740"},
+                               {"qualcomm", "adreno-a740"},
+                               {"mali", "mali-g710"}};
+  for (const Rule &r : rules)
+    if (s.find(r.key) != std::string::npos)
+      return *findPreset(r.preset);
+  return *findPreset("pocl-cpu");
+}
+
+/// `t` as `#fbl.target<...>` text with every field spelled out (what the
+/// dialect parses; a preset's own name alone also parses).
+inline std::string printAttribute(const TargetDescription &t) {
+  auto pair = [](const std::array<int64_t, 2> &p) {
+    return "[" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "]";
+  };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  return "#fbl.target<\"" + t.name +
+         "\", max_image_width = " + std::to_string(t.maxImageWidth) +
+         ", max_image_height = " + std::to_string(t.maxImageHeight) +
+         ", max_image_layers = " + std::to_string(t.maxImageLayers) +
+         ", max_buffer_bytes = " + std::to_string(t.maxBufferBytes) +
+         ", cache_line_texels = " + pair(t.cacheLineTexels) +
+         ", cache_bytes = " + std::to_string(t.cacheBytes) +
+         ", cache_ways = " + std::to_string(t.cacheWays) +
+         ", fp16 = " + flag(t.fp16) +
+         ", max_workgroup_size = " + std::to_string(t.maxWorkgroupSize) +
+         ", preferred_workgroup = " + pair(t.preferredWorkgroup) +
+         (t.localTiledGemm ? ", local_tiled_gemm = true" : "") + ">";
+}
+
+} // namespace fbl::target
+
+#endif // FBL_LAYOUT_TARGETDESCRIPTION_H
