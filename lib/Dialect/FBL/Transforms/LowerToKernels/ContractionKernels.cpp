@@ -1,0 +1,525 @@
+//===- ContractionKernels.cpp - GEMM kernels ------------------------------===//
+//
+// The GEMM kernels of fbl-lower-to-kernels, for contractions
+// C[b, m, n] (+)= A * B (matmul, batch_matmul and their transposed forms)
+// with one reduction loop k, on images, sizes multiples of 4:
+//
+//  - register-tiled: each work-item computes a 4x4 block of C, walks k 4 at
+//    a time, and reads A, B (and C's init) as whole texels: the 4 elements
+//    along an operand's packed dim inside the block are the 4 channels of
+//    one texel (a block is transposed in registers when packed along the
+//    other dim).
+//  - local-tiled (the target's local_tiled_gemm, sizes that divide into
+//    work-group tiles): the same blocks, kItemBlocks^2 per work-item, with A
+//    and B staged through local memory so that each texel is read from its
+//    image once per work-group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "KernelLowerings.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+using namespace mlir::fbl::kernels;
+namespace fl = ::fbl::layout;
+
+/// Local-memory tiling: work-groups of kGroupItems x kGroupItems work-items,
+/// each computing kItemBlocks x kItemBlocks 4x4 blocks of C (a kGroupTile^2
+/// tile per group), stage kLocalK-deep slices of A and B in local memory.
+constexpr int64_t kGroupItems = 8;
+constexpr int64_t kItemBlocks = 2;
+constexpr int64_t kGroupTile = 4 * kGroupItems * kItemBlocks;
+constexpr int64_t kLocalK = 16;
+/// 4x4 blocks along m (or n) of a group's tile, and 4-deep k blocks of a
+/// staged slice.
+constexpr int64_t kTileBlocks = kGroupItems * kItemBlocks;
+constexpr int64_t kKBlocks = kLocalK / 4;
+
+namespace {
+
+/// How a GEMM kernel reads one operand: as 4x4 blocks over (rowLoop,
+/// colLoop), each block 4 texels packed along loop `packed`.
+struct GemmOperand {
+  Value value;
+  AffineMap map;
+  unsigned packed;
+  unsigned rowLoop, colLoop;
+  /// Its position among the kernel's inputs (set by GemmKernelBuilder).
+  unsigned input = 0;
+};
+
+/// A contraction C[b, m, n] (+)= A * B that the GEMM kernels handle.
+struct GemmMatch {
+  RankedTensorType resultType;
+  SmallVector<int64_t> ranges;
+  unsigned mLoop, nLoop, kLoop;
+  /// The other (batch) loops, and the product of their ranges.
+  SmallVector<unsigned> batchLoops;
+  int64_t batch;
+  /// A over (m, k), B over (k, n), C's init over (m, n).
+  GemmOperand a, b, c;
+  /// Whether the body multiplies a * b (rather than b * a): kept so the
+  /// kernel rounds as the op does.
+  bool aFirst;
+  bool readsInit;
+};
+
+/// The scalars of a 4x4 block: block[i][j] at (rowLoop + i, colLoop + j).
+using ScalarBlock = SmallVector<SmallVector<Value>>;
+
+} // namespace
+
+/// Matches `op` as a contraction the GEMM kernels handle: the body is
+/// acc + a * b, every operand an image packed along a dim that a blocked
+/// loop walks, with tiles aligned to the 4-blocks.
+static std::optional<GemmMatch> matchGemm(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
+      op.getNumReductionLoops() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  // The body must be acc + a * b.
+  Block &body = *op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = prod.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc))
+    return std::nullopt;
+  GemmMatch g;
+  g.resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = g.resultType.getRank();
+  if (rank < 2 || !g.resultType.getElementType().isF32())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  g.ranges = op.getStaticLoopRanges();
+  auto loopOf = [](AffineMap m, unsigned r) {
+    return cast<AffineDimExpr>(m.getResult(r)).getPosition();
+  };
+  unsigned mLoop = loopOf(maps[2], rank - 2), nLoop = loopOf(maps[2], rank - 1);
+  unsigned kLoop = 0;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (iters[l] == utils::IteratorType::reduction)
+      kLoop = l;
+  if (g.ranges[mLoop] % 4 || g.ranges[nLoop] % 4 || g.ranges[kLoop] % 4)
+    return std::nullopt;
+  // The loop an operand is packed along, if it is an image packed along a
+  // dim that a blocked loop walks with tiles aligned to the 4-blocks.
+  auto packedLoop = [&](Value v, AffineMap map) -> std::optional<unsigned> {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto enc = getLayoutEncoding(type);
+    if (!enc || isa<BufferLayoutAttr>(enc))
+      return std::nullopt;
+    fl::Layout l = enc.getLayout(type.getRank());
+    if (l.packedDim() < 0)
+      return std::nullopt;
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
+          (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
+           loopOf(map, d) == kLoop) &&
+          l.tile()[d] != 1)
+        return std::nullopt;
+    unsigned loop = loopOf(map, l.packedDim());
+    if (loop != mLoop && loop != nLoop && loop != kLoop)
+      return std::nullopt;
+    return loop;
+  };
+  // A is the input indexed by m, B the one indexed by n (in either order).
+  auto uses = [&](AffineMap map, unsigned loop) {
+    return map.isFunctionOfDim(loop);
+  };
+  unsigned aPos = 0, bPos = 1;
+  if (uses(maps[1], mLoop) && uses(maps[0], nLoop))
+    std::swap(aPos, bPos);
+  if (!uses(maps[aPos], mLoop) || !uses(maps[aPos], kLoop) ||
+      uses(maps[aPos], nLoop) || !uses(maps[bPos], nLoop) ||
+      !uses(maps[bPos], kLoop) || uses(maps[bPos], mLoop))
+    return std::nullopt;
+  Value a = op.getDpsInputOperand(aPos)->get();
+  Value b = op.getDpsInputOperand(bPos)->get();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto aPacked = packedLoop(a, maps[aPos]);
+  auto bPacked = packedLoop(b, maps[bPos]);
+  auto cPacked = packedLoop(init->get(), maps[2]);
+  if (!aPacked || !bPacked || !cPacked || *cPacked == kLoop)
+    return std::nullopt;
+  if (!isa<BlockArgument>(mul.getLhs()) || !isa<BlockArgument>(mul.getRhs()))
+    return std::nullopt;
+
+  g.mLoop = mLoop;
+  g.nLoop = nLoop;
+  g.kLoop = kLoop;
+  g.batch = 1;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (l != mLoop && l != nLoop && l != kLoop) {
+      g.batchLoops.push_back(l);
+      g.batch *= g.ranges[l];
+    }
+  g.a = {a, maps[aPos], *aPacked, mLoop, kLoop};
+  g.b = {b, maps[bPos], *bPacked, kLoop, nLoop};
+  g.c = {init->get(), maps[2], *cPacked, mLoop, nLoop};
+  g.aFirst = mul.getLhs() == body.getArgument(aPos);
+  g.readsInit = op.payloadUsesValueFromOperand(init);
+  return g;
+}
+
+/// Whether `target` asks for local-memory tiling and `g`'s sizes divide
+/// into work-group tiles.
+static bool useLocalTiling(const GemmMatch &g, TargetAttr target) {
+  return target.getLocalTiledGemm() && g.ranges[g.mLoop] % kGroupTile == 0 &&
+         g.ranges[g.nLoop] % kGroupTile == 0 &&
+         g.ranges[g.kLoop] % kLocalK == 0 &&
+         target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
+}
+
+namespace {
+
+/// Builds a GEMM kernel: what the register- and local-tiled kernels share
+/// (block addressing, texel reads, the 4x4 multiply-add, C's stores).
+class GemmKernelBuilder {
+public:
+  GemmKernelBuilder(OpBuilder &b, Location loc, TargetAttr target,
+                    const GemmMatch &match)
+      : kb(b, loc, target), b(b), loc(loc), ad{b, loc}, g(match),
+        texelType(VectorType::get({4}, b.getF32Type())) {
+    g.a.input = kb.addInput(g.a.value);
+    g.b.input = kb.addInput(g.b.value);
+    g.c.input = kb.addInput(g.c.value);
+  }
+
+  /// The global work-item ids: 4x4 blocks of (n, m), and the batch.
+  std::array<Value, 3> workItems() {
+    Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
+    return {bx, by, bz};
+  }
+
+  /// Loop values of batch item `item`, k at 0 (m and n are left unset).
+  SmallVector<Value> batchOrigin(Value item) {
+    SmallVector<Value> at(g.ranges.size());
+    Value rest = item;
+    for (unsigned l : llvm::reverse(g.batchLoops)) {
+      at[l] = ad.rem(rest, g.ranges[l]);
+      rest = ad.div(rest, g.ranges[l]);
+    }
+    at[g.kLoop] = ad.c(0);
+    return at;
+  }
+
+  /// `at` with m and n at the origins of a block.
+  SmallVector<Value> blockAt(ArrayRef<Value> at, Value m, Value n) {
+    SmallVector<Value> loops(at.begin(), at.end());
+    loops[g.mLoop] = m;
+    loops[g.nLoop] = n;
+    return loops;
+  }
+
+  /// Texel `o` of `x`'s 4x4 block at loops `at` (its row and column loops
+  /// at their block starts): the one at offset `o` along the unpacked dim.
+  Value readTexel(const GemmOperand &x, ArrayRef<Value> at, Value o) {
+    unsigned other = x.packed == x.rowLoop ? x.colLoop : x.rowLoop;
+    SmallVector<Value> loops(at.begin(), at.end());
+    loops[other] = ad.add(at[other], o);
+    SmallVector<Value> idx;
+    for (AffineExpr e : x.map.getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    Value handle = kb.inputHandle(x.input);
+    auto type = cast<RankedTensorType>(handle.getType());
+    std::array<Value, 4> t = ad.texelOf(type, idx);
+    return LoadTexelOp::create(b, loc, texelType, handle, t[0], t[1], t[2]);
+  }
+
+  /// The 4x4 block of `x` held by its 4 texels: the channels run along the
+  /// packed dim.
+  ScalarBlock blockOf(const GemmOperand &x, ArrayRef<Value> texels) {
+    ScalarBlock block(4, SmallVector<Value>(4));
+    for (int o = 0; o < 4; ++o)
+      for (int ch = 0; ch < 4; ++ch) {
+        Value v = vector::ExtractOp::create(b, loc, texels[o], ch);
+        if (x.packed == x.rowLoop)
+          block[ch][o] = v;
+        else
+          block[o][ch] = v;
+      }
+    return block;
+  }
+
+  /// Reads `x`'s 4x4 block at loops `at` from its image.
+  ScalarBlock readBlock(const GemmOperand &x, ArrayRef<Value> at) {
+    SmallVector<Value> texels;
+    for (int o = 0; o < 4; ++o)
+      texels.push_back(readTexel(x, at, ad.c(o)));
+    return blockOf(x, texels);
+  }
+
+  /// The accumulators of the work-item's blocks (m origins x n origins):
+  /// 16 per block, blocks in (i, j) order; C's init or zero.
+  SmallVector<Value> initialAccumulators(ArrayRef<Value> mBlocks,
+                                         ArrayRef<Value> nBlocks,
+                                         ArrayRef<Value> at) {
+    SmallVector<Value> acc;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    for (Value m : mBlocks)
+      for (Value n : nBlocks) {
+        if (!g.readsInit) {
+          acc.append(16, zero);
+          continue;
+        }
+        ScalarBlock c = readBlock(g.c, blockAt(at, m, n));
+        for (int r = 0; r < 4; ++r)
+          for (int q = 0; q < 4; ++q)
+            acc.push_back(c[r][q]);
+      }
+    return acc;
+  }
+
+  /// acc[i][j] += sum_k a[i][k] * b[k][j] over one 4-step of k.
+  SmallVector<Value> multiplyAdd(ValueRange acc, const ScalarBlock &aBlock,
+                                 const ScalarBlock &bBlock) {
+    SmallVector<Value> next;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        Value sum = acc[i * 4 + j];
+        for (int k = 0; k < 4; ++k) {
+          Value x = aBlock[i][k], y = bBlock[k][j];
+          Value p = g.aFirst ? arith::MulFOp::create(b, loc, x, y)
+                             : arith::MulFOp::create(b, loc, y, x);
+          sum = arith::AddFOp::create(b, loc, sum, p);
+        }
+        next.push_back(sum);
+      }
+    return next;
+  }
+
+  /// Stores each block's accumulators (results of `loop`, in the order of
+  /// `initialAccumulators`) as 4 whole texels of C.
+  void storeBlocks(scf::ForOp loop, ArrayRef<Value> mBlocks,
+                   ArrayRef<Value> nBlocks, ArrayRef<Value> at) {
+    unsigned cPacked = g.c.packed;
+    unsigned other = cPacked == g.mLoop ? g.nLoop : g.mLoop;
+    int64_t first = 0;
+    for (Value m : mBlocks)
+      for (Value n : nBlocks) {
+        SmallVector<Value> origin = blockAt(at, m, n);
+        for (int o = 0; o < 4; ++o) {
+          SmallVector<Value> loops = origin;
+          loops[other] = ad.add(origin[other], ad.c(o));
+          SmallVector<Value> idx;
+          for (AffineExpr e : g.c.map.getResults())
+            idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+          std::array<Value, 4> t = ad.texelOf(g.resultType, idx);
+          SmallVector<Value> channels;
+          for (int ch = 0; ch < 4; ++ch) {
+            int i = cPacked == g.mLoop ? ch : o,
+                j = cPacked == g.mLoop ? o : ch;
+            channels.push_back(loop.getResult(first + i * 4 + j));
+          }
+          Value texel =
+              vector::FromElementsOp::create(b, loc, texelType, channels);
+          StoreTexelOp::create(b, loc, texel, kb.outputHandle(), t[0], t[1],
+                               t[2]);
+        }
+        first += 16;
+      }
+  }
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  Addressing ad;
+  GemmMatch g;
+  Type texelType;
+};
+
+} // namespace
+
+/// The register-tiled kernel: one work-item per 4x4 block of C.
+static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
+                                         const GemmMatch &match,
+                                         TargetAttr target, unsigned &counter) {
+  OpBuilder builder(op);
+  GemmKernelBuilder gb(builder, op.getLoc(), target, match);
+  const GemmMatch &g = gb.g;
+  KernelBuilder &kb = gb.kb;
+  Addressing &ad = gb.ad;
+  OpBuilder &b = gb.b;
+  Location loc = gb.loc;
+  int64_t mBlockCount = g.ranges[g.mLoop] / 4;
+  int64_t nBlockCount = g.ranges[g.nLoop] / 4;
+  kb.begin(("k" + Twine(counter++) + "_gemm").str(), g.resultType,
+           {nBlockCount, mBlockCount, g.batch});
+  auto [bx, by, bz] = gb.workItems();
+  // The grid is rounded up to whole work-groups: skip the padding.
+  auto guard = scf::IfOp::create(
+      b, loc, ad.andi(ad.lt(bx, nBlockCount), ad.lt(by, mBlockCount)), false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  SmallVector<Value> at = gb.batchOrigin(bz);
+  Value mBlock = ad.mul(by, 4);
+  Value nBlock = ad.mul(bx, 4);
+  SmallVector<Value> accInit = gb.initialAccumulators(mBlock, nBlock, at);
+  auto loop = scf::ForOp::create(b, loc, ad.c(0), ad.c(g.ranges[g.kLoop]),
+                                 ad.c(4), accInit);
+  {
+    OpBuilder::InsertionGuard insertionGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> atK = at;
+    atK[g.kLoop] = loop.getInductionVar();
+    SmallVector<Value> here = gb.blockAt(atK, mBlock, nBlock);
+    ScalarBlock aBlock = gb.readBlock(g.a, here);
+    ScalarBlock bBlock = gb.readBlock(g.b, here);
+    scf::YieldOp::create(
+        b, loc, gb.multiplyAdd(loop.getRegionIterArgs(), aBlock, bBlock));
+  }
+  gb.storeBlocks(loop, mBlock, nBlock, at);
+  b.setInsertionPointAfter(guard);
+  return kb.end();
+}
+
+/// Stages the work-group's A tile (its rows x kLocalK) and B tile (kLocalK
+/// x its columns) at loops `atK` into `aTile` and `bTile`, each texel read
+/// from its image once, spread over the group's work-items (flat id from
+/// `lx`, `ly`) so that consecutive work-items read consecutive texels.
+static void stageTiles(GemmKernelBuilder &gb, ArrayRef<Value> atK, Value lx,
+                       Value ly, Value mTile, Value nTile, Value aTile,
+                       Value bTile) {
+  const GemmMatch &g = gb.g;
+  Addressing &ad = gb.ad;
+  Value flat = ad.add(ad.mul(ly, kGroupItems), lx);
+  constexpr int64_t perTile = kTileBlocks * kKBlocks * 4;
+  constexpr int64_t items = kGroupItems * kGroupItems;
+  static_assert(perTile % items == 0, "tiles split evenly");
+  for (int64_t r = 0; r < perTile / items; ++r) {
+    // Texel t of a tile: block t % kTileBlocks, then texel, then k block.
+    Value t = ad.add(flat, ad.c(r * items));
+    Value blk = ad.rem(t, kTileBlocks);
+    Value o = ad.rem(ad.div(t, kTileBlocks), 4);
+    Value kblk = ad.div(t, kTileBlocks * 4);
+    Value kAt = ad.add(atK[g.kLoop], ad.mul(kblk, 4));
+    // Operand `x` (blocks along `tileLoop` from `tileStart`) into `tile`.
+    auto stage = [&](const GemmOperand &x, unsigned tileLoop, Value tileStart,
+                     Value tile) {
+      SmallVector<Value> loops(atK.begin(), atK.end());
+      loops[tileLoop] = ad.add(tileStart, ad.mul(blk, 4));
+      loops[g.kLoop] = kAt;
+      memref::StoreOp::create(gb.b, gb.loc, gb.readTexel(x, loops, o), tile,
+                              ValueRange{kblk, o, blk});
+    };
+    stage(g.a, g.mLoop, mTile, aTile);
+    stage(g.b, g.nLoop, nTile, bTile);
+  }
+}
+
+/// Multiplies the work-item's blocks (block i of its rows at local row
+/// `ly + i * kGroupItems`, likewise columns) out of the staged tiles into
+/// `acc`.
+static void multiplyTiles(GemmKernelBuilder &gb, MutableArrayRef<Value> acc,
+                          Value lx, Value ly, Value aTile, Value bTile) {
+  const GemmMatch &g = gb.g;
+  Addressing &ad = gb.ad;
+  for (int64_t kblk = 0; kblk < kKBlocks; ++kblk) {
+    SmallVector<ScalarBlock> aBlocks, bBlocks;
+    for (int64_t i = 0; i < kItemBlocks; ++i) {
+      SmallVector<Value> aTexels, bTexels;
+      Value am = ad.add(ly, ad.c(i * kGroupItems));
+      Value bn = ad.add(lx, ad.c(i * kGroupItems));
+      for (int64_t o = 0; o < 4; ++o) {
+        aTexels.push_back(memref::LoadOp::create(
+            gb.b, gb.loc, aTile, ValueRange{ad.c(kblk), ad.c(o), am}));
+        bTexels.push_back(memref::LoadOp::create(
+            gb.b, gb.loc, bTile, ValueRange{ad.c(kblk), ad.c(o), bn}));
+      }
+      aBlocks.push_back(gb.blockOf(g.a, aTexels));
+      bBlocks.push_back(gb.blockOf(g.b, bTexels));
+    }
+    for (int64_t i = 0; i < kItemBlocks; ++i)
+      for (int64_t j = 0; j < kItemBlocks; ++j) {
+        int64_t first = (i * kItemBlocks + j) * 16;
+        SmallVector<Value> next = gb.multiplyAdd(
+            ValueRange(acc).slice(first, 16), aBlocks[i], bBlocks[j]);
+        llvm::copy(next, acc.begin() + first);
+      }
+  }
+}
+
+/// The local-tiled kernel: work-groups of kGroupItems^2 work-items over
+/// kGroupTile^2 tiles of C, kItemBlocks^2 blocks per work-item.
+static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
+                                      const GemmMatch &match, TargetAttr target,
+                                      unsigned &counter) {
+  OpBuilder builder(op);
+  GemmKernelBuilder gb(builder, op.getLoc(), target, match);
+  const GemmMatch &g = gb.g;
+  KernelBuilder &kb = gb.kb;
+  Addressing &ad = gb.ad;
+  OpBuilder &b = gb.b;
+  Location loc = gb.loc;
+  kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), g.resultType,
+           {g.ranges[g.nLoop] / (4 * kItemBlocks),
+            g.ranges[g.mLoop] / (4 * kItemBlocks), g.batch},
+           {kGroupItems, kGroupItems, 1});
+  // Tiles [k block][texel][m or n block], allocated first so they sit at the
+  // kernel's top level.
+  auto tileType = MemRefType::get({kKBlocks, 4, kTileBlocks}, gb.texelType,
+                                  AffineMap(), b.getI64IntegerAttr(3));
+  Value aTile = memref::AllocaOp::create(b, loc, tileType);
+  Value bTile = memref::AllocaOp::create(b, loc, tileType);
+  // Blocks are placed by group and local ids; of the global ids only the
+  // batch is used. No guard: the grid is exact, and every work-item must
+  // reach the barriers.
+  Value bz = gb.workItems()[2];
+  SmallVector<Value> at = gb.batchOrigin(bz);
+  // Block (i, j) of a work-item is block (i * kGroupItems + ly,
+  // j * kGroupItems + lx) of its group's tile.
+  Value lx =
+      LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  Value ly =
+      LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(1));
+  Value gx =
+      GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  Value gy =
+      GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(1));
+  Value mTile = ad.mul(gy, 4 * kTileBlocks);
+  Value nTile = ad.mul(gx, 4 * kTileBlocks);
+  SmallVector<Value> mBlocks, nBlocks;
+  for (int64_t i = 0; i < kItemBlocks; ++i) {
+    mBlocks.push_back(
+        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * kGroupItems)), 4)));
+    nBlocks.push_back(
+        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * kGroupItems)), 4)));
+  }
+  SmallVector<Value> accInit = gb.initialAccumulators(mBlocks, nBlocks, at);
+  auto loop = scf::ForOp::create(b, loc, ad.c(0), ad.c(g.ranges[g.kLoop]),
+                                 ad.c(kLocalK), accInit);
+  {
+    OpBuilder::InsertionGuard insertionGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> atK = at;
+    atK[g.kLoop] = loop.getInductionVar();
+    stageTiles(gb, atK, lx, ly, mTile, nTile, aTile, bTile);
+    BarrierOp::create(b, loc);
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    multiplyTiles(gb, acc, lx, ly, aTile, bTile);
+    // The next step overwrites the tiles only after everyone has read them.
+    BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  gb.storeBlocks(loop, mBlocks, nBlocks, at);
+  return kb.end();
+}
+
+FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
+                                                TargetAttr target,
+                                                unsigned &counter) {
+  std::optional<GemmMatch> g = matchGemm(op);
+  if (!g)
+    return failure();
+  if (useLocalTiling(*g, target))
+    return buildLocalTiledGemm(op, *g, target, counter);
+  return buildRegisterTiledGemm(op, *g, target, counter);
+}

@@ -1,0 +1,162 @@
+//===- CopyKernels.cpp - Relayout, slice and insert kernels ---------------===//
+//
+// The copy kernels of fbl-lower-to-kernels: fbl.relayout, tensor.extract_slice,
+// tensor.insert_slice and tensor.insert of a scalar, each one work-item per
+// output texel (per element for buffers) that reads the element its channel
+// holds from the source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "KernelLowerings.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+using namespace mlir::fbl::kernels;
+
+/// Lowers fbl.relayout to a copy kernel.
+void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
+                            unsigned &counter) {
+  OpBuilder b(op);
+  KernelBuilder kb(b, op.getLoc(), target);
+  unsigned src = kb.addInput(op.getSource());
+  RankedTensorType type = op.getType();
+  kb.begin(("k" + Twine(counter++) + "_relayout").str(), type, gridFor(type));
+  kb.forEachOutputElement([&](ValueRange idx) {
+    Addressing a{b, op.getLoc()};
+    return a.load(kb.inputHandle(src), idx);
+  });
+  DispatchOp dispatch = kb.end();
+  op.getResult().replaceAllUsesWith(dispatch.getResult(0));
+  op.erase();
+}
+
+/// Lowers tensor.extract_slice and tensor.insert_slice (static offsets,
+/// sizes and strides) to copy kernels.
+LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
+                                  unsigned &counter) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  KernelBuilder kb(b, loc, target);
+  auto offsetsSizesStrides = cast<OffsetSizeAndStrideOpInterface>(op);
+  if (!offsetsSizesStrides.hasUnitStride() &&
+      llvm::any_of(offsetsSizesStrides.getMixedStrides(),
+                   [](OpFoldResult s) { return isa<Value>(s); }))
+    return op->emitOpError("fbl-lower-to-kernels: dynamic strides");
+  if (llvm::any_of(offsetsSizesStrides.getMixedOffsets(),
+                   [](OpFoldResult s) { return isa<Value>(s); }))
+    return op->emitOpError("fbl-lower-to-kernels: dynamic offsets");
+  ArrayRef<int64_t> offsets = offsetsSizesStrides.getStaticOffsets();
+  ArrayRef<int64_t> strides = offsetsSizesStrides.getStaticStrides();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  std::string name = ("k" + Twine(counter++) + "_slice").str();
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    unsigned src = kb.addInput(extract.getSource());
+    llvm::SmallBitVector dropped = extract.getDroppedDims();
+    kb.begin(name, resultType, gridFor(resultType));
+    kb.forEachOutputElement([&](ValueRange idx) {
+      Addressing a{b, loc};
+      SmallVector<Value> srcIdx;
+      unsigned r = 0;
+      for (unsigned d = 0; d < offsets.size(); ++d) {
+        Value i = dropped.test(d) ? a.c(0) : idx[r++];
+        srcIdx.push_back(a.add(a.mul(i, strides[d]), a.c(offsets[d])));
+      }
+      return a.load(kb.inputHandle(src), srcIdx);
+    });
+  } else {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    unsigned src = kb.addInput(insert.getSource());
+    unsigned dest = kb.addInput(insert.getDest());
+    ArrayRef<int64_t> sizes = insert.getStaticSizes();
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    Type elem = resultType.getElementType();
+    kb.begin(name, resultType, gridFor(resultType));
+    kb.forEachOutputElement([&](ValueRange idx) -> Value {
+      Addressing a{b, loc};
+      // Inside the inserted region when offset <= i < offset + size*stride
+      // and (i - offset) % stride == 0.
+      Value inside;
+      SmallVector<Value> srcIdx;
+      for (unsigned d = 0; d < offsets.size(); ++d) {
+        Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
+        Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         idx[d], a.c(offsets[d]));
+        Value lt =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
+                                  a.c(offsets[d] + sizes[d] * strides[d]));
+        Value onStride = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemSIOp::create(b, loc, rel, a.c(strides[d])), a.c(0));
+        inside = a.andi(
+            inside,
+            arith::AndIOp::create(b, loc, ge,
+                                  arith::AndIOp::create(b, loc, lt, onStride)));
+        if (!dropped.test(d))
+          srcIdx.push_back(
+              arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
+      }
+      auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
+      b.setInsertionPointToStart(&pick.getThenRegion().front());
+      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(src), srcIdx));
+      b.setInsertionPointToStart(&pick.getElseRegion().front());
+      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(dest), idx));
+      b.setInsertionPointAfter(pick);
+      return pick.getResult(0);
+    });
+  }
+  DispatchOp dispatch = kb.end();
+  op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  op->erase();
+  return success();
+}
+
+/// Lowers a top-level tensor.insert of a scalar into a copy kernel that
+/// replaces one element.
+LogicalResult kernels::lowerInsert(tensor::InsertOp op, TargetAttr target,
+                                   unsigned &counter) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  KernelBuilder kb(b, loc, target);
+  unsigned dest = kb.addInput(op.getDest());
+  llvm::DenseSet<Value> seen;
+  collectScalarInputs(op.getScalar(), kb, seen);
+  for (Value i : op.getIndices())
+    collectScalarInputs(i, kb, seen);
+  RankedTensorType type = op.getType();
+  kb.begin(("k" + Twine(counter++) + "_insert").str(), type, gridFor(type));
+  LogicalResult status = success();
+  kb.forEachOutputElement([&](ValueRange idx) -> Value {
+    Addressing a{b, loc};
+    IRMapping mapping;
+    FailureOr<Value> scalar = cloneScalar(op.getScalar(), kb, mapping);
+    Value hit;
+    for (auto [d, i] : llvm::enumerate(op.getIndices())) {
+      FailureOr<Value> at = cloneScalar(i, kb, mapping);
+      if (failed(at)) {
+        status = failure();
+        return a.load(kb.inputHandle(dest), idx);
+      }
+      hit = a.andi(hit, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              idx[d], *at));
+    }
+    if (failed(scalar)) {
+      status = failure();
+      return a.load(kb.inputHandle(dest), idx);
+    }
+    if (!hit)
+      return *scalar;
+    return arith::SelectOp::create(b, loc, hit, *scalar,
+                                   a.load(kb.inputHandle(dest), idx));
+  });
+  DispatchOp dispatch = kb.end();
+  if (failed(status))
+    return op.emitOpError("fbl-lower-to-kernels: cannot compute the inserted "
+                          "value inside a kernel");
+  op.getResult().replaceAllUsesWith(dispatch.getResult(0));
+  op.erase();
+  return success();
+}

@@ -1,0 +1,124 @@
+//===- KernelBuilder.h - Building fbl.dispatch kernels ----------*- C++ -*-===//
+//
+// Private to fbl-lower-to-kernels. What every kernel family lowering uses:
+// address arithmetic through a layout's factor terms (Addressing), the
+// construction of one fbl.dispatch with its inputs, work sizes and
+// per-output-texel loop (KernelBuilder), and the recomputation of scalar
+// chains inside a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELBUILDER_H
+#define FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELBUILDER_H
+
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <array>
+
+namespace mlir::fbl::kernels {
+
+/// Emits index arithmetic for layouts. Every call creates new ops (no
+/// folding or reuse): the kernels' IR is exactly what the calls spell.
+struct Addressing {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t k) {
+    return k == 1 ? x : Value(arith::MulIOp::create(b, loc, x, c(k)));
+  }
+  Value div(Value x, int64_t k) {
+    return k == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, c(k)));
+  }
+  Value rem(Value x, int64_t k) {
+    return arith::RemUIOp::create(b, loc, x, c(k));
+  }
+  Value lt(Value x, int64_t k) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(k));
+  }
+  /// `x && y`, where a null `x` stands for true.
+  Value andi(Value x, Value y) {
+    return x ? Value(arith::AndIOp::create(b, loc, x, y)) : y;
+  }
+
+  /// (layer, y, x, channel) of logical index `idx` in `type`'s layout.
+  std::array<Value, 4> texelOf(RankedTensorType type, ValueRange idx);
+
+  /// The logical index held by channel `channel` of texel (layer, y, x),
+  /// and whether it is an element (not padding).
+  std::pair<SmallVector<Value>, Value> logicalOf(RankedTensorType type,
+                                                 Value layer, Value y, Value x,
+                                                 int64_t channel);
+
+  /// Row-major offset of `idx` in `type`.
+  Value linear(RankedTensorType type, ValueRange idx);
+
+  /// Loads the element at `idx` of the kernel argument `handle`.
+  Value load(Value handle, ValueRange idx);
+};
+
+/// Builds one fbl.dispatch: collect its inputs with `addInput`, create it
+/// with `begin`, fill its body, and leave it with `end`.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, TargetAttr target)
+      : b(b), loc(loc), target(target) {}
+
+  /// Adds a tensor input (once); returns its position, for `inputHandle`.
+  unsigned addInput(Value v);
+
+  /// Creates the dispatch writing a fresh `resultType` over `items`
+  /// work-items and positions the builder in its body. The work-group is
+  /// the target's preferred one (clamped to the grid) unless `workgroup` is
+  /// given.
+  void begin(StringRef name, RankedTensorType resultType,
+             ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {});
+
+  /// Input `i`'s and the output's arguments inside the body (after `begin`).
+  Value inputHandle(unsigned i) { return dispatch.getBody().getArgument(i); }
+  Value outputHandle() { return dispatch.getBody().getArgument(ins.size()); }
+  /// The work-item's global id along `d`.
+  Value workItem(unsigned d);
+
+  /// Restores the insertion point `begin` found; returns the dispatch.
+  DispatchOp end();
+
+  /// Emits the per-texel (or per-element) body: `compute(idx)` gives the
+  /// output element at logical index `idx`.
+  void forEachOutputElement(function_ref<Value(ValueRange idx)> compute);
+
+  OpBuilder &b;
+  Location loc;
+  TargetAttr target;
+  SmallVector<Value> ins;
+  DispatchOp dispatch;
+  OpBuilder::InsertPoint saved;
+};
+
+/// Items of the kernel grid for an output of `type`: texels or elements.
+SmallVector<int64_t> gridFor(RankedTensorType type);
+
+/// Makes the tensors the scalar chain of `v` reads kernel inputs.
+void collectScalarInputs(Value v, KernelBuilder &kb,
+                         llvm::DenseSet<Value> &seen);
+
+/// Makes the tensors `region` reads from above, and those its captured
+/// scalars read, kernel inputs; returns the captured values.
+llvm::SetVector<Value> addCapturedInputs(Region &region, KernelBuilder &kb,
+                                         llvm::DenseSet<Value> &seen);
+
+/// Clones the scalar chain of `v` into the kernel; element reads of tensors
+/// become loads from the kernel's inputs. Fails on ops that cannot run in a
+/// kernel (with regions or side effects).
+FailureOr<Value> cloneScalar(Value v, KernelBuilder &kb, IRMapping &mapping);
+
+} // namespace mlir::fbl::kernels
+
+#endif // FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELBUILDER_H

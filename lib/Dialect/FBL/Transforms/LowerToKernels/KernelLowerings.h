@@ -1,0 +1,56 @@
+//===- KernelLowerings.h - Kernel family lowerings --------------*- C++ -*-===//
+//
+// Private to fbl-lower-to-kernels. The entry point of each kernel family,
+// called by the pass driver (LowerToKernels.cpp) on the top-level ops of a
+// laid-out function. Each takes the target the driver resolved, and
+// `counter`, the module-wide kernel count that numbers kernel names (k0,
+// k1, ...), incremented once per kernel created.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELLOWERINGS_H
+#define FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELLOWERINGS_H
+
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::fbl::kernels {
+
+/// ContractionKernels.cpp: builds the GEMM kernel (register-tiled, or
+/// local-tiled where `target` asks for it and the sizes allow) for a
+/// contraction C (+)= A * B on images with sizes multiples of 4. Returns
+/// failure, without a diagnostic and without touching the IR, when `op` is
+/// not such a contraction (the generic kernel handles it then); on success
+/// the caller replaces `op` with the dispatch.
+FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op, TargetAttr target,
+                                       unsigned &counter);
+
+/// ElementwiseKernels.cpp: replaces any single-result linalg op on encoded
+/// tensors (elementwise, broadcast, reduction) by a kernel with one
+/// work-item per output texel (per element for buffers).
+LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
+                          unsigned &counter);
+
+/// CopyKernels.cpp: replaces fbl.relayout by a copy kernel.
+void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter);
+
+/// CopyKernels.cpp: replaces tensor.extract_slice or tensor.insert_slice
+/// (static offsets and strides) by a copy kernel.
+LogicalResult lowerSlice(Operation *op, TargetAttr target, unsigned &counter);
+
+/// CopyKernels.cpp: replaces a tensor.insert of a scalar by a copy kernel
+/// that replaces one element.
+LogicalResult lowerInsert(tensor::InsertOp op, TargetAttr target,
+                          unsigned &counter);
+
+/// ScatterKernels.cpp: replaces a scatter loop nest (tensor iter_args in
+/// buffers) by a kernel that runs it in place.
+LogicalResult lowerScatterLoop(scf::ForOp loop, TargetAttr target,
+                               unsigned &counter);
+
+} // namespace mlir::fbl::kernels
+
+#endif // FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELLOWERINGS_H
