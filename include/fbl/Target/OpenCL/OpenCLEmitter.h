@@ -32,8 +32,9 @@ LogicalResult emitManifest(func::FuncOp func, llvm::raw_ostream &os);
 LogicalResult writeBundle(ModuleOp module, StringRef dir, StringRef entry,
                           bool spirv);
 
-/// Registers `--fbl-to-opencl` and `--fbl-to-spirv` (printing kernels.cl to
-/// the output; fbl-translate's `-o DIR` writes a whole bundle).
+/// Registers `--fbl-to-opencl` and `--fbl-to-spirv` and their option
+/// `--fbl-entry`. With the tool's `-o DIR` they write the bundle into DIR;
+/// without it --fbl-to-opencl prints kernels.cl.
 void registerToOpenCLTranslation();
 
 } // namespace mlir::fbl

@@ -1,0 +1,238 @@
+//===- BundleManifest.h - The manifest.json of fbl bundles ------*- C++ -*-===//
+//
+// The one description of a bundle's manifest.json, shared by the writer
+// (fbl-translate's OpenCL emitter) and the reader (libfbl_runtime): the
+// format name and version, every field name, the names of storage kinds,
+// element types and kernel argument accesses, and a layout's manifest form.
+//
+// Header-only and free of MLIR like Layout.h. Nothing here throws: readers
+// report invalid content through an error string; nlohmann-json itself
+// throws on malformed JSON (a missing field, a wrong type) where exceptions
+// are enabled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_LAYOUT_BUNDLEMANIFEST_H
+#define FBL_LAYOUT_BUNDLEMANIFEST_H
+
+#include "fbl/Layout/Layout.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fbl::manifest {
+
+/// Keys keep the order they are written in, so manifests diff well.
+using Json = nlohmann::ordered_json;
+
+/// The value of the `format` field.
+inline constexpr const char kFormatName[] = "fbl-bundle";
+
+/// The bundle format this code writes and reads. Bump it whenever a reader
+/// of the previous version would misread a bundle.
+inline constexpr int64_t kFormatVersion = 1;
+
+/// Field names. Fields of different objects that mean the same thing share
+/// one name (e.g. `dtype` of memory objects and of tensors).
+namespace key {
+// Top level.
+inline constexpr const char format[] = "format";
+inline constexpr const char version[] = "version";
+inline constexpr const char entry[] = "entry";
+inline constexpr const char target[] = "target";
+inline constexpr const char memory[] = "memory"; ///< also: a memory id
+inline constexpr const char tensors[] = "tensors";
+inline constexpr const char inputs[] = "inputs";
+inline constexpr const char outputs[] = "outputs";
+inline constexpr const char kernels[] = "kernels";
+// Memory objects and tensors.
+inline constexpr const char id[] = "id";
+inline constexpr const char storage[] = "storage";
+inline constexpr const char dtype[] = "dtype";
+inline constexpr const char width[] = "width";
+inline constexpr const char height[] = "height";
+inline constexpr const char layers[] = "layers"; ///< also: a layout axis
+inline constexpr const char channels[] = "channels";
+inline constexpr const char bytes[] = "bytes";
+inline constexpr const char shape[] = "shape";
+inline constexpr const char layout[] = "layout";
+// Layouts.
+inline constexpr const char encoding[] = "encoding";
+inline constexpr const char kind[] = "kind";
+inline constexpr const char tile[] = "tile";
+inline constexpr const char packed[] = "packed";
+inline constexpr const char x[] = "x";
+inline constexpr const char y[] = "y";
+// Inputs and outputs.
+inline constexpr const char arg[] = "arg";
+inline constexpr const char tensor[] = "tensor";
+inline constexpr const char param[] = "param";
+inline constexpr const char stepCount[] = "step_count";
+inline constexpr const char result[] = "result";
+inline constexpr const char updates[] = "updates";
+// Kernels.
+inline constexpr const char name[] = "name";
+inline constexpr const char args[] = "args";
+inline constexpr const char access[] = "access";
+inline constexpr const char grid[] = "grid";
+inline constexpr const char workgroup[] = "workgroup";
+} // namespace key
+
+/// Values of a kernel argument's `access`.
+inline constexpr const char kAccessRead[] = "read";
+inline constexpr const char kAccessWrite[] = "write";
+
+//===----------------------------------------------------------------------===//
+// Format version
+//===----------------------------------------------------------------------===//
+
+/// Empty when `manifest` has this code's format version, else the one line
+/// to show. A manifest without a version predates versioning: version 0.
+/// Expects `manifest` to be an object.
+inline std::string checkFormatVersion(const Json &manifest) {
+  auto it = manifest.find(key::version);
+  int64_t version =
+      it != manifest.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  if (version == kFormatVersion)
+    return {};
+  return "manifest.json: bundle format version " + std::to_string(version) +
+         ", this runtime reads version " + std::to_string(kFormatVersion) +
+         "; recompile the bundle with fbl-translate";
+}
+
+//===----------------------------------------------------------------------===//
+// Storage kinds and element types
+//===----------------------------------------------------------------------===//
+
+inline const char *storageKindName(layout::StorageKind kind) {
+  switch (kind) {
+  case layout::StorageKind::Buffer:
+    return "buffer";
+  case layout::StorageKind::Image2D:
+    return "image2d";
+  case layout::StorageKind::Image2DArray:
+    return "image2d_array";
+  }
+  return "";
+}
+
+inline std::optional<layout::StorageKind> parseStorageKind(std::string_view s) {
+  for (layout::StorageKind kind :
+       {layout::StorageKind::Buffer, layout::StorageKind::Image2D,
+        layout::StorageKind::Image2DArray})
+    if (s == storageKindName(kind))
+      return kind;
+  return std::nullopt;
+}
+
+/// Element types of tensors and memory objects.
+enum class ElementType : uint8_t { F32, F16, I32, I64 };
+
+inline const char *elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F16:
+    return "f16";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
+  }
+  return "";
+}
+
+/// What the writer puts in `dtype` for a type no reader handles.
+inline constexpr const char kUnknownElementType[] = "unknown";
+
+inline std::optional<ElementType> parseElementType(std::string_view s) {
+  for (ElementType type :
+       {ElementType::F32, ElementType::F16, ElementType::I32, ElementType::I64})
+    if (s == elementTypeName(type))
+      return type;
+  return std::nullopt;
+}
+
+inline size_t elementTypeBytes(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return 2;
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+// The manifest form of a layout: `kind` is "buffer" or "image" (the named
+// kinds are particular image placements), then the algebra's tile sizes,
+// packed dim, and the factors on each axis as [dim, level] pairs with level
+// 1 for an element factor and 0 for a tile factor. `encoding` is the
+// compiler's attribute, for people reading the manifest.
+inline constexpr const char kLayoutKindBuffer[] = "buffer";
+inline constexpr const char kLayoutKindImage[] = "image";
+/// The key of each image axis, in `layout::Axis` order.
+inline constexpr const char *kAxisKeys[layout::kNumAxes] = {key::x, key::y,
+                                                            key::layers};
+
+inline Json layoutToJson(const layout::Layout &l, const std::string &encoding) {
+  Json j = Json::object();
+  j[key::encoding] = encoding;
+  j[key::kind] = l.isBuffer() ? kLayoutKindBuffer : kLayoutKindImage;
+  j[key::tile] = l.tile();
+  j[key::packed] = static_cast<int64_t>(l.packedDim());
+  for (unsigned a = 0; a < layout::kNumAxes; ++a) {
+    Json factors = Json::array();
+    for (layout::Factor f : l.axes()[a])
+      factors.push_back({static_cast<int64_t>(f.dim),
+                         f.level == layout::Level::Element ? 1 : 0});
+    j[kAxisKeys[a]] = std::move(factors);
+  }
+  return j;
+}
+
+/// The layout of a tensor of `rank` that `j` describes; std::nullopt and
+/// `error` set when it is not a valid layout.
+inline std::optional<layout::Layout>
+layoutFromJson(const Json &j, unsigned rank, std::string &error) {
+  const std::string kind = j.at(key::kind).get<std::string>();
+  if (kind == kLayoutKindBuffer)
+    return layout::Layout::buffer(rank);
+  if (kind != kLayoutKindImage) {
+    error = "unknown layout kind '" + kind + "'";
+    return std::nullopt;
+  }
+  std::vector<int64_t> tile = j.at(key::tile).get<std::vector<int64_t>>();
+  if (tile.size() != rank) {
+    error = "layout of rank " + std::to_string(tile.size()) +
+            " for a tensor of rank " + std::to_string(rank);
+    return std::nullopt;
+  }
+  layout::Layout::AxisFactors axes;
+  for (unsigned a = 0; a < layout::kNumAxes; ++a)
+    for (const Json &f : j.at(kAxisKeys[a]))
+      axes[a].push_back({f.at(0).get<unsigned>(), f.at(1).get<int>()
+                                                      ? layout::Level::Element
+                                                      : layout::Level::Tile});
+  layout::Layout l = layout::Layout::image(
+      std::move(tile), j.at(key::packed).get<int>(), std::move(axes));
+  error = l.verify();
+  if (!error.empty())
+    return std::nullopt;
+  return l;
+}
+
+} // namespace fbl::manifest
+
+#endif // FBL_LAYOUT_BUNDLEMANIFEST_H

@@ -1,0 +1,80 @@
+//===- Bundle.h - fbl bundles: manifest and program -------------*- C++ -*-===//
+//
+// What a bundle directory describes (memory objects, tensors with their
+// layouts, kernels, inputs and outputs), read from its manifest.json and
+// validated, and the OpenCL program built from its kernels.cl.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_RUNTIME_BUNDLE_H
+#define FBL_RUNTIME_BUNDLE_H
+
+#include "Device.h"
+
+#include "fbl/Layout/Layout.h"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fbl::runtime {
+
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::string dtype;
+  int64_t memory;
+  layout::Layout layout;
+  int64_t elements() const { return layout::Layout::product(shape); }
+  /// Bytes of the dense row-major host array.
+  size_t hostBytes() const;
+};
+
+struct Memory {
+  layout::StorageKind storage;
+  std::string dtype;
+  int64_t width, height, layers, bytes;
+  cl_mem mem = nullptr;
+  /// The whole image, for clEnqueueRead/WriteImage.
+  std::array<size_t, 3> region() const {
+    return {static_cast<size_t>(width), static_cast<size_t>(height),
+            static_cast<size_t>(layers)};
+  }
+};
+
+struct Kernel {
+  std::string name;
+  cl_kernel kernel = nullptr;
+  std::vector<int64_t> args;
+  size_t grid[3], workgroup[3];
+  double profiledMs = 0.0;
+};
+
+/// A bundle as its manifest describes it; ids in the manifest are indices
+/// into these vectors.
+struct Bundle {
+  std::vector<Tensor> tensors;
+  std::vector<Memory> memories;
+  std::vector<Kernel> kernels;
+  std::vector<int64_t> inputTensors, outputTensors;
+  std::vector<bool> inputIsParam, inputIsStepCount;
+  /// Per output, the input it replaces after a training step, or -1.
+  std::vector<int64_t> outputUpdates;
+
+  /// Reads `dir`/manifest.json; throws an Error when the directory is no
+  /// bundle of this runtime's format version or names things that do not
+  /// exist.
+  static Bundle load(const std::filesystem::path &dir);
+};
+
+std::string readFile(const std::filesystem::path &p);
+
+/// Builds `source` for `device`, through a binary cache keyed by source,
+/// device and driver ($XDG_CACHE_HOME/fbl or ~/.cache/fbl).
+cl_program buildProgram(cl_context context, const DeviceEntry &device,
+                        const std::string &source);
+
+} // namespace fbl::runtime
+
+#endif // FBL_RUNTIME_BUNDLE_H

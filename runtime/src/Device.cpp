@@ -1,0 +1,170 @@
+//===- Device.cpp - OpenCL platforms and devices --------------------------===//
+//
+// Device enumeration and selection, and fbl_describe_device: a device's
+// limits as the #fbl.target the compiler reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.h"
+#include "Error.h"
+
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+using namespace fbl::runtime;
+
+const char *fbl::runtime::clErrorName(cl_int e) {
+  switch (e) {
+  case CL_DEVICE_NOT_FOUND:
+    return "CL_DEVICE_NOT_FOUND";
+  case CL_OUT_OF_RESOURCES:
+    return "CL_OUT_OF_RESOURCES";
+  case CL_OUT_OF_HOST_MEMORY:
+    return "CL_OUT_OF_HOST_MEMORY";
+  case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+  case CL_IMAGE_FORMAT_NOT_SUPPORTED:
+    return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+  case CL_BUILD_PROGRAM_FAILURE:
+    return "CL_BUILD_PROGRAM_FAILURE";
+  case CL_INVALID_VALUE:
+    return "CL_INVALID_VALUE";
+  case CL_INVALID_IMAGE_SIZE:
+    return "CL_INVALID_IMAGE_SIZE";
+  case CL_INVALID_KERNEL_NAME:
+    return "CL_INVALID_KERNEL_NAME";
+  case CL_INVALID_KERNEL_ARGS:
+    return "CL_INVALID_KERNEL_ARGS";
+  case CL_INVALID_WORK_GROUP_SIZE:
+    return "CL_INVALID_WORK_GROUP_SIZE";
+  case CL_INVALID_WORK_ITEM_SIZE:
+    return "CL_INVALID_WORK_ITEM_SIZE";
+  case CL_INVALID_GLOBAL_WORK_SIZE:
+    return "CL_INVALID_GLOBAL_WORK_SIZE";
+  case CL_INVALID_BINARY:
+    return "CL_INVALID_BINARY";
+  case CL_PLATFORM_NOT_FOUND_KHR:
+    return "CL_PLATFORM_NOT_FOUND_KHR";
+  default:
+    return "OpenCL error";
+  }
+}
+
+void fbl::runtime::check(cl_int err, const std::string &what) {
+  if (err != CL_SUCCESS)
+    throw Error(what + " failed: " + clErrorName(err) + " (" +
+                std::to_string(err) + ")");
+}
+
+std::string fbl::runtime::deviceString(cl_device_id d, cl_device_info info) {
+  size_t n = 0;
+  clGetDeviceInfo(d, info, 0, nullptr, &n);
+  std::string s(n, '\0');
+  clGetDeviceInfo(d, info, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0')
+    s.pop_back();
+  return s;
+}
+
+std::vector<DeviceEntry> fbl::runtime::allDevices() {
+  cl_uint numPlatforms = 0;
+  cl_int err = clGetPlatformIDs(0, nullptr, &numPlatforms);
+  if (err == CL_PLATFORM_NOT_FOUND_KHR || numPlatforms == 0)
+    throw Error("no OpenCL platform found (is an ICD such as "
+                "pocl-opencl-icd installed?)");
+  check(err, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(numPlatforms);
+  check(clGetPlatformIDs(numPlatforms, platforms.data(), nullptr),
+        "clGetPlatformIDs");
+  std::vector<DeviceEntry> out;
+  for (cl_platform_id p : platforms) {
+    char pname[256] = {0};
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(pname) - 1, pname, nullptr);
+    cl_uint n = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> devices(n);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
+    for (cl_device_id d : devices) {
+      cl_device_type type = deviceValue<cl_device_type>(d, CL_DEVICE_TYPE);
+      out.push_back({p, d, pname, deviceString(d, CL_DEVICE_NAME),
+                     (type & CL_DEVICE_TYPE_GPU) != 0});
+    }
+  }
+  if (out.empty())
+    throw Error("no OpenCL device found");
+  return out;
+}
+
+DeviceEntry fbl::runtime::selectDevice(const char *selector) {
+  std::vector<DeviceEntry> devices = allDevices();
+  std::string s = selector ? selector : "";
+  if (s.empty() || s == "gpu") {
+    for (const DeviceEntry &d : devices)
+      if (d.gpu)
+        return d;
+    if (s == "gpu")
+      throw Error("no OpenCL GPU found");
+    return devices.front();
+  }
+  if (s == "cpu") {
+    for (const DeviceEntry &d : devices)
+      if (!d.gpu)
+        return d;
+    throw Error("no OpenCL CPU device found");
+  }
+  if (std::all_of(s.begin(), s.end(), ::isdigit)) {
+    size_t i = std::stoul(s);
+    if (i >= devices.size())
+      throw Error("no OpenCL device #" + s + " (there are " +
+                  std::to_string(devices.size()) + ")");
+    return devices[i];
+  }
+  for (const DeviceEntry &d : devices)
+    if (d.name.find(s) != std::string::npos ||
+        d.platformName.find(s) != std::string::npos)
+      return d;
+  throw Error("no OpenCL device matches '" + s + "'");
+}
+
+extern "C" {
+
+fbl_status fbl_describe_device(const char *selector, char *buffer,
+                               size_t size) {
+  return guarded([&] {
+    DeviceEntry d = selectDevice(selector);
+    auto v = [&](cl_device_info info) {
+      return std::to_string(deviceValue<size_t>(d.device, info));
+    };
+    std::string ext = deviceString(d.device, CL_DEVICE_EXTENSIONS);
+    size_t wg = deviceValue<size_t>(d.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    size_t wgX = 16, wgY = 16;
+    while (wgX * wgY > wg)
+      (wgX > wgY ? wgX : wgY) /= 2;
+    std::string name = d.name;
+    for (char &c : name)
+      if (!isalnum(static_cast<unsigned char>(c)))
+        c = '-';
+    std::string s =
+        "#fbl.target<\"" + name +
+        "\", max_image_width = " + v(CL_DEVICE_IMAGE2D_MAX_WIDTH) +
+        ", max_image_height = " + v(CL_DEVICE_IMAGE2D_MAX_HEIGHT) +
+        ", max_image_layers = " + v(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE) +
+        ", max_buffer_bytes = " +
+        std::to_string(
+            deviceValue<cl_ulong>(d.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
+        ", cache_line_texels = [4, 1], cache_bytes = 16384, cache_ways = 4"
+        ", fp16 = " +
+        (ext.find("cl_khr_fp16") != std::string::npos ? "true" : "false") +
+        ", max_workgroup_size = " + std::to_string(wg) +
+        ", preferred_workgroup = [" + std::to_string(wgX) + ", " +
+        std::to_string(wgY) + "]>";
+    if (buffer && size)
+      std::snprintf(buffer, size, "%s", s.c_str());
+  });
+}
+
+} // extern "C"

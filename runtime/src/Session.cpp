@@ -1,0 +1,240 @@
+//===- Session.cpp - A bundle opened on a device --------------------------===//
+//
+// Memory objects, host data in and out (packed through the manifest's
+// layouts, so packing here is exactly the addressing the compiler used),
+// timed runs and the training step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Session.h"
+#include "Error.h"
+
+#include "fbl/Layout/BundleManifest.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace fs = std::filesystem;
+namespace manifest = fbl::manifest;
+using fbl::layout::StorageKind;
+using namespace fbl::runtime;
+
+fbl_session::~fbl_session() {
+  for (Kernel &k : kernels)
+    if (k.kernel)
+      clReleaseKernel(k.kernel);
+  for (Memory &m : memories)
+    if (m.mem)
+      clReleaseMemObject(m.mem);
+  if (program)
+    clReleaseProgram(program);
+  if (queue)
+    clReleaseCommandQueue(queue);
+  if (context)
+    clReleaseContext(context);
+}
+
+void fbl_session::open(const fs::path &dir, const char *selector) {
+  static_cast<Bundle &>(*this) = Bundle::load(dir);
+  inputSet.assign(inputTensors.size(), false);
+  device = selectDevice(selector);
+  if (!deviceValue<cl_bool>(device.device, CL_DEVICE_IMAGE_SUPPORT))
+    throw Error("device '" + device.name + "' has no image support");
+  cl_int err;
+  context = clCreateContext(nullptr, 1, &device.device, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  queue = clCreateCommandQueue(context, device.device,
+                               CL_QUEUE_PROFILING_ENABLE, &err);
+  check(err, "clCreateCommandQueue");
+  program = buildProgram(context, device, readFile(dir / "kernels.cl"));
+  for (Kernel &k : kernels) {
+    k.kernel = clCreateKernel(program, k.name.c_str(), &err);
+    check(err, "clCreateKernel(" + k.name + ")");
+  }
+  allocate();
+}
+
+void fbl_session::allocate() {
+  size_t maxW = deviceValue<size_t>(device.device, CL_DEVICE_IMAGE2D_MAX_WIDTH);
+  size_t maxH =
+      deviceValue<size_t>(device.device, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+  size_t maxLayers =
+      deviceValue<size_t>(device.device, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE);
+  for (size_t i = 0; i < memories.size(); ++i) {
+    Memory &m = memories[i];
+    cl_int err;
+    if (m.storage == StorageKind::Buffer) {
+      m.mem = clCreateBuffer(context, CL_MEM_READ_WRITE,
+                             std::max<int64_t>(m.bytes, 4), nullptr, &err);
+      check(err, "clCreateBuffer(memory " + std::to_string(i) + ")");
+      continue;
+    }
+    if (static_cast<size_t>(m.width) > maxW ||
+        static_cast<size_t>(m.height) > maxH ||
+        (m.storage == StorageKind::Image2DArray &&
+         static_cast<size_t>(m.layers) > maxLayers))
+      throw Error("image " + std::to_string(i) + " of " +
+                  std::to_string(m.width) + "x" + std::to_string(m.height) +
+                  "x" + std::to_string(m.layers) + " exceeds the limits of '" +
+                  device.name + "' (" + std::to_string(maxW) + "x" +
+                  std::to_string(maxH) + "x" + std::to_string(maxLayers) + ")");
+    cl_image_format format = {
+        CL_RGBA,
+        static_cast<cl_channel_type>(
+            m.dtype == manifest::elementTypeName(manifest::ElementType::F16)
+                ? CL_HALF_FLOAT
+                : CL_FLOAT)};
+    cl_image_desc desc = {};
+    desc.image_type = m.storage == StorageKind::Image2DArray
+                          ? CL_MEM_OBJECT_IMAGE2D_ARRAY
+                          : CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = m.width;
+    desc.image_height = m.height;
+    desc.image_array_size = m.layers;
+    m.mem = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr,
+                          &err);
+    check(err, "clCreateImage(memory " + std::to_string(i) + ", " +
+                   std::to_string(m.width) + "x" + std::to_string(m.height) +
+                   ")");
+  }
+  for (Kernel &k : kernels)
+    for (size_t a = 0; a < k.args.size(); ++a) {
+      if (k.args[a] < 0 || k.args[a] >= static_cast<int64_t>(memories.size()))
+        throw Error("kernel " + k.name + " names no memory object " +
+                    std::to_string(k.args[a]));
+      check(
+          clSetKernelArg(k.kernel, a, sizeof(cl_mem), &memories[k.args[a]].mem),
+          "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
+    }
+}
+
+void fbl_session::upload(size_t input, const void *data, size_t bytes) {
+  if (input >= inputTensors.size())
+    throw Error("no input #" + std::to_string(input) + " (the bundle has " +
+                std::to_string(inputTensors.size()) + ")");
+  const Tensor &t = tensors[inputTensors[input]];
+  size_t want = t.hostBytes();
+  if (bytes != want)
+    throw Error("input #" + std::to_string(input) + " needs " +
+                std::to_string(want) + " bytes, got " + std::to_string(bytes));
+  Memory &m = memories[t.memory];
+  if (m.storage == StorageKind::Buffer) {
+    check(clEnqueueWriteBuffer(queue, m.mem, CL_TRUE, 0, bytes, data, 0,
+                               nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  } else {
+    if (t.dtype != manifest::elementTypeName(manifest::ElementType::F32))
+      throw Error("images take f32 host data");
+    std::vector<float> texels(m.width * m.height * m.layers * 4);
+    t.layout.pack(t.shape, static_cast<const float *>(data), texels.data());
+    size_t origin[3] = {0, 0, 0};
+    check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
+                              0, 0, texels.data(), 0, nullptr, nullptr),
+          "clEnqueueWriteImage");
+  }
+  inputSet[input] = true;
+}
+
+void fbl_session::download(size_t output, void *data, size_t bytes) {
+  if (output >= outputTensors.size())
+    throw Error("no output #" + std::to_string(output));
+  const Tensor &t = tensors[outputTensors[output]];
+  size_t want = t.hostBytes();
+  if (bytes != want)
+    throw Error("output #" + std::to_string(output) + " needs " +
+                std::to_string(want) + " bytes, got " + std::to_string(bytes));
+  Memory &m = memories[t.memory];
+  if (m.storage == StorageKind::Buffer) {
+    // A buffer view is row-major like its memory.
+    check(clEnqueueReadBuffer(queue, m.mem, CL_TRUE, 0, bytes, data, 0, nullptr,
+                              nullptr),
+          "clEnqueueReadBuffer");
+    return;
+  }
+  std::vector<float> texels(m.width * m.height * m.layers * 4);
+  size_t origin[3] = {0, 0, 0};
+  check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(), 0,
+                           0, texels.data(), 0, nullptr, nullptr),
+        "clEnqueueReadImage");
+  t.layout.unpack(t.shape, texels.data(), static_cast<float *>(data));
+}
+
+void fbl_session::run(int iterations, bool profile) {
+  for (size_t i = 0; i < inputSet.size(); ++i)
+    if (!inputSet[i])
+      throw Error("input #" + std::to_string(i) + " was not set");
+  std::vector<double> times;
+  // One untimed launch first: drivers compile kernels lazily.
+  if (!warmedUp) {
+    for (Kernel &kernel : kernels)
+      check(clEnqueueNDRangeKernel(
+                queue, kernel.kernel, kernel.grid[2] > 1 ? 3 : 2, nullptr,
+                kernel.grid, kernel.workgroup, 0, nullptr, nullptr),
+            "launch of " + kernel.name);
+    check(clFinish(queue), "clFinish");
+    warmedUp = true;
+  }
+  std::vector<std::vector<double>> kernelMs(kernels.size());
+  for (int it = 0; it < std::max(iterations, 1); ++it) {
+    std::vector<cl_event> events(kernels.size(), nullptr);
+    auto start = std::chrono::steady_clock::now();
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      Kernel &kernel = kernels[k];
+      cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
+      check(clEnqueueNDRangeKernel(queue, kernel.kernel, dims, nullptr,
+                                   kernel.grid, kernel.workgroup, 0, nullptr,
+                                   profile ? &events[k] : nullptr),
+            "launch of " + kernel.name);
+    }
+    check(clFinish(queue), "clFinish");
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      if (!events[k])
+        continue;
+      cl_ulong t0 = 0, t1 = 0;
+      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof(t0),
+                              &t0, nullptr);
+      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof(t1),
+                              &t1, nullptr);
+      kernelMs[k].push_back((t1 - t0) / 1e6);
+      clReleaseEvent(events[k]);
+    }
+  }
+  // Medians over the iterations: one slow launch does not skew them.
+  auto median = [](std::vector<double> &v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (!kernelMs[k].empty())
+      kernels[k].profiledMs = median(kernelMs[k]);
+  medianMs = median(times);
+}
+
+void fbl_session::trainStep(int64_t step, bool profile) {
+  if (std::none_of(outputUpdates.begin(), outputUpdates.end(),
+                   [](int64_t u) { return u >= 0; }))
+    throw Error("the bundle is not a training step: compile with "
+                "optimizer=sgd or optimizer=adamw");
+  float count = static_cast<float>(step);
+  for (size_t i = 0; i < inputTensors.size(); ++i)
+    if (inputIsStepCount[i])
+      upload(i, &count, sizeof(count));
+  run(1, profile);
+  // Every update is read before any input is overwritten, through the host:
+  // an output and the input it replaces may live in memories of different
+  // kinds.
+  std::vector<std::pair<int64_t, std::vector<uint8_t>>> updates;
+  for (size_t j = 0; j < outputTensors.size(); ++j) {
+    if (outputUpdates[j] < 0)
+      continue;
+    const Tensor &t = tensors[outputTensors[j]];
+    std::vector<uint8_t> host(t.hostBytes());
+    download(j, host.data(), host.size());
+    updates.emplace_back(outputUpdates[j], std::move(host));
+  }
+  for (auto &[input, host] : updates)
+    upload(input, host.data(), host.size());
+}

@@ -1,0 +1,38 @@
+//===- Session.h - A bundle opened on a device ------------------*- C++ -*-===//
+//
+// A session owns an OpenCL context, queue and program for one bundle, one
+// memory object per manifest memory entry, and which inputs are set.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_RUNTIME_SESSION_H
+#define FBL_RUNTIME_SESSION_H
+
+#include "Bundle.h"
+#include "Device.h"
+
+#include "fbl_runtime/fbl_runtime.h"
+
+#include <filesystem>
+
+/// The bundle's description plus the OpenCL objects that run it.
+struct fbl_session : fbl::runtime::Bundle {
+  fbl::runtime::DeviceEntry device;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  cl_program program = nullptr;
+  std::vector<bool> inputSet;
+  double medianMs = 0.0;
+  bool warmedUp = false;
+
+  ~fbl_session();
+
+  void open(const std::filesystem::path &dir, const char *selector);
+  void allocate();
+  void upload(size_t input, const void *data, size_t bytes);
+  void download(size_t output, void *data, size_t bytes);
+  void run(int iterations, bool profile);
+  void trainStep(int64_t step, bool profile);
+};
+
+#endif // FBL_RUNTIME_SESSION_H
