@@ -21,9 +21,8 @@ bash scripts/build.sh >/dev/null
 # A target preset for the local device: its limits bound every image.
 devices=$("$build/bin/fbl-run" --list-devices)
 echo "== OpenCL devices"; echo "$devices"
-# The preset for the local device (fbl.local_target: by vendor, else PoCL's).
-target=${FBL_TARGET:-$(PYTHONPATH="$build/python_packages" /usr/bin/python3 \
-  -c 'import fbl; print(fbl.local_target())')}
+# The preset for the local device (by vendor, else PoCL's).
+target=${FBL_TARGET:-$("$build/bin/fbl-run" --print-preset)}
 
 echo "== compiling the training step of $model (target $target)"
 for policy in reuse-forward explicit-transpose fblayout; do

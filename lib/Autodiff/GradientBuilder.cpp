@@ -20,6 +20,10 @@
 // result adjoint. Named ops (matmul, batch_matmul, transpose, broadcast,
 // fill, elementwise) are handled through their regions like generics.
 //
+// The rules stay in this one file (past the project's ~600 lines) because
+// they share the builder's adjoint bookkeeping; scalar derivatives and the
+// optimizer step live in files of their own.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Analysis/ActivityAnalysis.h"

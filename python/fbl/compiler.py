@@ -2,13 +2,14 @@
 fbl-translate (the same commands the user guide shows)."""
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from typing import Optional, Union
 
 from . import _config
-from .runtime import Error, describe_device
+from .runtime import Error, target_preset
 
 POLICIES = ("fblayout", "reuse-forward", "explicit-transpose")
 OPTIMIZERS = ("none", "sgd", "adamw")
@@ -37,12 +38,7 @@ def _run(cmd, **kw) -> None:
 def local_target(device: Optional[str] = None) -> str:
     """The target preset for an OpenCL device (default: the one a Session
     picks): its vendor's preset, else the PoCL CPU preset."""
-    desc = describe_device(device)
-    for key, preset in (("NVIDIA", "nvidia-h200"), ("Adreno", "adreno-a740"),
-                        ("Mali", "mali-g710")):
-        if key.lower() in desc.lower():
-            return preset
-    return "pocl-cpu"
+    return target_preset(device)
 
 
 def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
@@ -68,12 +64,13 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
         if "func.func" not in path:
             raise Error(f"{path}: no such model file")
         text = path
-    if target is None:
-        source = text if text is not None else open(path).read()
-        target = "" if "fbl.target" in source else local_target()
+    if target is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", target):
+        raise Error(f"invalid target {target!r}: a preset name such as "
+                    "pocl-cpu, or set fbl.target in the model")
     options = [f"policy={policy}", f"optimizer={optimizer}", f"lr={lr!r}"]
-    if target:
-        options.append(f"target={target}")
+    # The module's own fbl.target wins over the local device's preset.
+    options.append(f"target={target}" if target is not None else
+                   f"fallback-target={local_target()}")
     if report:
         options.append(f"report={os.path.abspath(report)}")
     # Intermediate files live in `work`; so does the bundle without out_dir.

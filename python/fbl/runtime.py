@@ -40,6 +40,8 @@ def _runtime():
         "fbl_list_devices": (c.c_int, [c.c_char_p, c.c_size_t]),
         "fbl_describe_device": (c.c_int, [c.c_char_p, c.c_char_p,
                                           c.c_size_t]),
+        "fbl_target_preset": (c.c_int, [c.c_char_p, c.c_char_p,
+                                        c.c_size_t]),
         "fbl_session_open": (c.c_int, [c.c_char_p, c.c_char_p,
                                        c.POINTER(P)]),
         "fbl_session_close": (None, [P]),
@@ -84,6 +86,11 @@ def _text_call(fn, *args) -> str:
 def list_devices() -> List[str]:
     """One line per OpenCL device: "index: platform / device / type"."""
     return _text_call(_runtime().fbl_list_devices).splitlines()
+
+
+def target_preset(device: Optional[str] = None) -> str:
+    """The built-in target preset for `device`, chosen by its vendor."""
+    return _text_call(_runtime().fbl_target_preset, (device or "").encode())
 
 
 def describe_device(device: Optional[str] = None) -> str:

@@ -7,6 +7,7 @@
 
 #include "Device.h"
 #include "Error.h"
+#include "fbl/Layout/TargetDescription.h"
 
 #include <CL/cl_ext.h>
 
@@ -136,34 +137,44 @@ fbl_status fbl_describe_device(const char *selector, char *buffer,
                                size_t size) {
   return guarded([&] {
     DeviceEntry d = selectDevice(selector);
-    auto v = [&](cl_device_info info) {
-      return std::to_string(deviceValue<size_t>(d.device, info));
-    };
-    std::string ext = deviceString(d.device, CL_DEVICE_EXTENSIONS);
-    size_t wg = deviceValue<size_t>(d.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-    size_t wgX = 16, wgY = 16;
-    while (wgX * wgY > wg)
-      (wgX > wgY ? wgX : wgY) /= 2;
-    std::string name = d.name;
-    for (char &c : name)
+    // The vendor's preset gives what OpenCL cannot tell (the texture-cache
+    // geometry, GEMM tiling); the device gives its own limits.
+    ::fbl::target::TargetDescription t = ::fbl::target::presetForDevice(
+        deviceString(d.device, CL_DEVICE_VENDOR), d.name);
+    t.name = d.name;
+    for (char &c : t.name)
       if (!isalnum(static_cast<unsigned char>(c)))
         c = '-';
-    std::string s =
-        "#fbl.target<\"" + name +
-        "\", max_image_width = " + v(CL_DEVICE_IMAGE2D_MAX_WIDTH) +
-        ", max_image_height = " + v(CL_DEVICE_IMAGE2D_MAX_HEIGHT) +
-        ", max_image_layers = " + v(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE) +
-        ", max_buffer_bytes = " +
-        std::to_string(
-            deviceValue<cl_ulong>(d.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
-        ", cache_line_texels = [4, 1], cache_bytes = 16384, cache_ways = 4"
-        ", fp16 = " +
-        (ext.find("cl_khr_fp16") != std::string::npos ? "true" : "false") +
-        ", max_workgroup_size = " + std::to_string(wg) +
-        ", preferred_workgroup = [" + std::to_string(wgX) + ", " +
-        std::to_string(wgY) + "]>";
+    auto v = [&](cl_device_info info) {
+      return static_cast<int64_t>(deviceValue<size_t>(d.device, info));
+    };
+    t.maxImageWidth = v(CL_DEVICE_IMAGE2D_MAX_WIDTH);
+    t.maxImageHeight = v(CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+    t.maxImageLayers = v(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE);
+    t.maxBufferBytes = static_cast<int64_t>(
+        deviceValue<cl_ulong>(d.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+    t.fp16 = deviceString(d.device, CL_DEVICE_EXTENSIONS).find("cl_khr_fp16") !=
+             std::string::npos;
+    t.maxWorkgroupSize = v(CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    while (t.preferredWorkgroup[0] * t.preferredWorkgroup[1] >
+           t.maxWorkgroupSize)
+      (t.preferredWorkgroup[0] > t.preferredWorkgroup[1]
+           ? t.preferredWorkgroup[0]
+           : t.preferredWorkgroup[1]) /= 2;
+    std::string s = ::fbl::target::printAttribute(t);
     if (buffer && size)
       std::snprintf(buffer, size, "%s", s.c_str());
+  });
+}
+
+fbl_status fbl_target_preset(const char *selector, char *buffer, size_t size) {
+  return guarded([&] {
+    DeviceEntry d = selectDevice(selector);
+    std::string name = ::fbl::target::presetForDevice(
+                           deviceString(d.device, CL_DEVICE_VENDOR), d.name)
+                           .name;
+    if (buffer && size)
+      std::snprintf(buffer, size, "%s", name.c_str());
   });
 }
 

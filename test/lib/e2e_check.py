@@ -6,7 +6,7 @@
 
 1. Inputs: fixed pseudo-random arrays (GRADCHECK-ARG directives in the model
    give ranges), written as .npy.
-2. Oracle (DESIGN §7): fbl-autodiff's @f_grad lowered by upstream mlir-opt
+2. Oracle: fbl-autodiff's @f_grad lowered by upstream mlir-opt
    and run by mlir-runner on the same inputs.
 3. fbl: fbl-opt --fbl-training-pipeline, fbl-translate --fbl-to-opencl,
    fbl-run on the device; results read back from resultJ.npy.

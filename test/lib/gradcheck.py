@@ -5,7 +5,7 @@ Runs `fbl-opt --fbl-autodiff` on a forward model, then builds one harness
 module that (1) calls @<name>_grad on fixed pseudo-random inputs and (2)
 computes central differences of an f64 copy of the forward function for every
 element of every parameter. Upstream mlir-opt lowers it and mlir-runner runs
-it (the numerical oracle, DESIGN §7). Prints one line per parameter and
+it (the numerical oracle). Prints one line per parameter and
 exits non-zero when |grad - fd| > atol + rtol * |fd| anywhere.
 
 Directives in the input file:

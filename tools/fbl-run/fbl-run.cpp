@@ -3,6 +3,7 @@
 //   fbl-run DIR [--input argI=FILE.npy]... [--random-inputs SEED]
 //               [--output-dir OUT] [--iterations N] [--profile]
 //               [--train STEPS] [--device SEL] [--print-target]
+//               [--print-preset]
 //               [--list-devices]
 //
 // Feeds the entry function's arguments, runs the schedule, prints the median
@@ -32,12 +33,13 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: fbl-run DIR [--input argI=FILE.npy]... "
-                       "[--random-inputs SEED]\n"
-                       "               [--output-dir OUT] [--iterations N] "
-                       "[--profile] [--train STEPS] [--device SEL]\n"
-                       "       fbl-run --print-target [--device SEL]\n"
-                       "       fbl-run --list-devices\n");
+  std::fprintf(stderr,
+               "usage: fbl-run DIR [--input argI=FILE.npy]... "
+               "[--random-inputs SEED]\n"
+               "               [--output-dir OUT] [--iterations N] "
+               "[--profile] [--train STEPS] [--device SEL]\n"
+               "       fbl-run --print-target|--print-preset [--device SEL]\n"
+               "       fbl-run --list-devices\n");
   return 2;
 }
 
@@ -58,7 +60,8 @@ int main(int argc, char **argv) {
   std::map<size_t, std::string> inputs;
   long seed = -1;
   int iterations = 1, trainSteps = 0;
-  bool profile = false, printTarget = false, listDevices = false;
+  bool profile = false, printTarget = false, printPreset = false,
+       listDevices = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -106,6 +109,8 @@ int main(int argc, char **argv) {
       device = value();
     } else if (a == "--print-target") {
       printTarget = true;
+    } else if (a == "--print-preset") {
+      printPreset = true;
     } else if (a == "--list-devices") {
       listDevices = true;
     } else if (a == "-h" || a == "--help") {
@@ -124,9 +129,10 @@ int main(int argc, char **argv) {
     std::fputs(buf, stdout);
     return 0;
   }
-  if (printTarget) {
+  if (printTarget || printPreset) {
     char buf[2048];
-    check(fbl_describe_device(device.c_str(), buf, sizeof(buf)));
+    check(printTarget ? fbl_describe_device(device.c_str(), buf, sizeof(buf))
+                      : fbl_target_preset(device.c_str(), buf, sizeof(buf)));
     std::printf("%s\n", buf);
     return 0;
   }

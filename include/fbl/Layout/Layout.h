@@ -7,7 +7,9 @@
 // views (does every tile stay whole, and what is the layout of the view).
 //
 // Header-only and free of MLIR so that the runtime uses the same arithmetic
-// as the compiler: this file is the single source of truth for layouts.
+// as the compiler: this file is the single source of truth for layouts. It
+// is longer than the project's other files on purpose: splitting the
+// algebra would give the one fact several homes.
 //
 // Model. Every dimension `d` of size `D` is cut by a tile size `t_d` into a
 // tile index `i / t_d` and an element index `i % t_d`. One dimension, the

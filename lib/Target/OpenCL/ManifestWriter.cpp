@@ -109,9 +109,7 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
   j[key::format] = manifest::kFormatName;
   j[key::version] = manifest::kFormatVersion;
   j[key::entry] = func.getSymName().str();
-  if (auto target =
-          func->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(
-              FBLDialect::getTargetAttrName()))
+  if (TargetAttr target = TargetAttr::lookup(func))
     j[key::target] = target.getName().str();
 
   manifest::Json &memory = j[key::memory] = manifest::Json::array();
@@ -119,8 +117,6 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     auto type = cast<RankedTensorType>(v.getType());
     auto enc = getLayoutEncoding(type);
     fl::Extents e = enc.getExtents(type.getShape());
-    unsigned bytes =
-        std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
     manifest::Json &m = memory.emplace_back(manifest::Json::object());
     m[key::id] = static_cast<int64_t>(id);
     m[key::storage] =
@@ -130,7 +126,7 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     m[key::height] = e.height;
     m[key::layers] = e.layers;
     m[key::channels] = static_cast<int64_t>(e.channels);
-    m[key::bytes] = e.elements() * bytes;
+    m[key::bytes] = enc.getDeviceBytes(type.getShape(), type.getElementType());
   }
 
   manifest::Json &tensors = j[key::tensors] = manifest::Json::array();

@@ -33,6 +33,10 @@ fbl_status fbl_list_devices(char *buffer, size_t size);
 /// fbl_session_open for the selector).
 fbl_status fbl_describe_device(const char *device, char *buffer, size_t size);
 
+/// Writes the name of the built-in target preset for `device`, chosen by its
+/// vendor (NVIDIA, Qualcomm Adreno, Arm Mali), else the PoCL CPU preset.
+fbl_status fbl_target_preset(const char *device, char *buffer, size_t size);
+
 /// Opens the bundle in `bundle_dir` on `device`: NULL or "" for the first GPU
 /// (else the first CPU), a device index, "gpu", "cpu", or part of a device
 /// name. Builds the program (using a binary cache) and allocates memory.

@@ -90,7 +90,7 @@ struct LowerToKernelsPass
         if (failed(lowerOp(op, targetAttr, counter)))
           return signalPassFailure();
       // Assertions check inputs on the host side of a framework; kernels do
-      // not evaluate them (DESIGN: results for valid inputs are unchanged).
+      // not evaluate them (results for valid inputs are unchanged).
       Block &block = func.getBody().front();
       for (Operation &op : llvm::make_early_inc_range(block))
         if (isa<cf::AssertOp>(op))

@@ -1,6 +1,6 @@
 //===- TrainingReport.cpp - The fbl-training-report pass ------------------===//
 //
-// The JSON report of a compiled training step (DESIGN §5): totals over the
+// The JSON report of a compiled training step (docs/UserGuide.md): totals over the
 // module's training functions at the top, one entry per function below.
 // Relayout bytes count what each relayout reads and writes.
 //
