@@ -30,6 +30,13 @@ expect_error("policy", lambda: fbl.compile(model, policy="fastest"))
 expect_error("file", lambda: fbl.compile("/no/such.mlir"))
 # CHECK: syntax: {{.*}}model.mlir:1:14: error: expected non-function type
 expect_error("syntax", lambda: fbl.compile("func.func @f( {"))
+# A target is a preset name: it cannot smuggle other pipeline options.
+# CHECK: target: invalid target 'pocl-cpu report=/tmp/x': a preset name such as pocl-cpu, or set fbl.target in the model
+expect_error("target", lambda: fbl.compile(model, target="pocl-cpu report=/tmp/x"))
+# CHECK: preset: {{.*}}unknown target 'snapdragon'; presets: adreno-a740, mali-g710, pocl-cpu, nvidia-h200
+expect_error("preset", lambda: fbl.compile(model, target="snapdragon"))
+# CHECK: local: {{adreno-a740|mali-g710|pocl-cpu|nvidia-h200}}
+print("local:", fbl.local_target())
 # CHECK: bundle: bundle '/no/bundle' is not a directory
 expect_error("bundle", lambda: fbl.Session("/no/bundle"))
 empty = tempfile.mkdtemp()

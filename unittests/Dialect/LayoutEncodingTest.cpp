@@ -9,6 +9,7 @@
 #include "LayoutTestUtil.h"
 
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+#include "fbl/Layout/TargetDescription.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -133,6 +134,39 @@ TEST_F(LayoutEncodingTest, TargetPresets) {
       TargetAttr::getPreset(&context, "pocl-cpu").getLimits();
   EXPECT_EQ(pocl.maxImageWidth, 8192);
   EXPECT_EQ(pocl.maxImageHeight, 8192);
+}
+
+// The runtime prints local devices with TargetDescription: every such text
+// must parse to the attribute with the same fields, under any name.
+TEST_F(LayoutEncodingTest, DescribedDevicesParseBack) {
+  for (const ::fbl::target::TargetDescription &preset :
+       ::fbl::target::kPresets) {
+    ::fbl::target::TargetDescription d = preset;
+    d.name = "local-" + preset.name;
+    auto t = dyn_cast_or_null<TargetAttr>(
+        parseAttribute(::fbl::target::printAttribute(d), &context));
+    ASSERT_TRUE(t) << ::fbl::target::printAttribute(d);
+    TargetAttr p = TargetAttr::getPreset(&context, preset.name);
+    EXPECT_EQ(t.getName(), d.name);
+    EXPECT_EQ(t.getMaxImageWidth(), p.getMaxImageWidth());
+    EXPECT_EQ(t.getMaxBufferBytes(), p.getMaxBufferBytes());
+    EXPECT_EQ(t.getCacheLineTexels(), p.getCacheLineTexels());
+    EXPECT_EQ(t.getPreferredWorkgroup(), p.getPreferredWorkgroup());
+    EXPECT_EQ(t.getLocalTiledGemm(), p.getLocalTiledGemm());
+  }
+}
+
+TEST_F(LayoutEncodingTest, PresetForDeviceByVendor) {
+  using ::fbl::target::presetForDevice;
+  EXPECT_EQ(presetForDevice("NVIDIA Corporation", "NVIDIA H200").name,
+            "nvidia-h200");
+  EXPECT_EQ(presetForDevice("QUALCOMM", "QUALCOMM Adreno(TM) 740").name,
+            "adreno-a740");
+  EXPECT_EQ(presetForDevice("ARM", "Mali-G710 r0p0").name, "mali-g710");
+  EXPECT_EQ(presetForDevice("The pocl project", "cpu-haswell").name,
+            "pocl-cpu");
+  EXPECT_EQ(presetForDevice("Mesa", "llvmpipe (LLVM 15.0.6, 256 bits)").name,
+            "pocl-cpu");
 }
 
 } // namespace
