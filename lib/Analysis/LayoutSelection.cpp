@@ -39,6 +39,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/DebugLog.h"
+#include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "fbl-select-layouts"
 
@@ -189,6 +190,21 @@ LogicalResult Selection::build() {
     if (!type.hasStaticShape())
       return func.emitError("fbl-select-layouts: tensor of type ")
              << type << " has a dynamic shape";
+    // Kernels index with 32-bit coordinates and divide by extents: empty
+    // and astronomically large tensors are refused here, before any layout.
+    int64_t elements = 1;
+    for (int64_t size : type.getShape()) {
+      if (size == 0)
+        return mlir::emitError(v.getLoc(),
+                               "fbl-select-layouts: tensor of type ")
+               << type << " is empty; device memory holds no empty tensors";
+      if (size > std::numeric_limits<int32_t>::max() ||
+          llvm::MulOverflow(elements, size, elements) ||
+          elements > (int64_t(1) << 40))
+        return mlir::emitError(v.getLoc(),
+                               "fbl-select-layouts: tensor of type ")
+               << type << " has more elements than any device holds";
+    }
     bool scatter = isa_and_nonnull<scf::ForOp>(v.getDefiningOp()) ||
                    llvm::any_of(v.getUsers(), [](Operation *user) {
                      return isa<scf::ForOp>(user);

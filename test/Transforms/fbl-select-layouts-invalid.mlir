@@ -28,3 +28,44 @@ module attributes {fbl.target = #fbl.target<"tiny", max_image_width = 8, max_ima
     return %l, %g : tensor<f32>, tensor<64x64xf32>
   }
 }
+
+// -----
+
+// Empty tensors have no device memory: refused before any layout (kernels
+// would divide by their extents).
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  // expected-error @+1 {{fbl-select-layouts: tensor of type 'tensor<0x8xf32>' is empty; device memory holds no empty tensors}}
+  func.func @empty(%w: tensor<0x8xf32> {fbl.param}) -> (tensor<f32>, tensor<0x8xf32>) {
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%w : tensor<0x8xf32>) outs(%e : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %ge = tensor.empty() : tensor<0x8xf32>
+    %g = linalg.fill ins(%one : f32) outs(%ge : tensor<0x8xf32>) -> tensor<0x8xf32>
+    return %l, %g : tensor<f32>, tensor<0x8xf32>
+  }
+}
+
+// -----
+
+// Extents near 2^62 overflow every size computation: refused.
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  // expected-error @+1 {{fbl-select-layouts: tensor of type 'tensor<4611686018427387904x2xf32>' has more elements than any device holds}}
+  func.func @huge(%w: tensor<4611686018427387904x2xf32> {fbl.param}) -> (tensor<f32>, tensor<4611686018427387904x2xf32>) {
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%w : tensor<4611686018427387904x2xf32>) outs(%e : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %ge = tensor.empty() : tensor<4611686018427387904x2xf32>
+    %g = linalg.fill ins(%one : f32) outs(%ge : tensor<4611686018427387904x2xf32>) -> tensor<4611686018427387904x2xf32>
+    return %l, %g : tensor<f32>, tensor<4611686018427387904x2xf32>
+  }
+}

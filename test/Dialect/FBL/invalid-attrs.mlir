@@ -180,3 +180,10 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", preferred_workgroup = [6
 
 // expected-error @+1 {{local_tiled_gemm must be true or false}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = yes>} {}
+
+// -----
+
+// An element type the parser rejects reaches no encoding verifier with a
+// null type (this crashed once).
+// expected-error @+1 {{invalid element type for complex}}
+func.func @complex_index(%x: tensor<4xcomplex<index>, #fbl.buffer>)

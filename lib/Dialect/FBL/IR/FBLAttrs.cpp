@@ -201,6 +201,8 @@ verifyImageEncoding(const fl::Layout &layout, ArrayRef<int64_t> shape,
                     function_ref<InFlightDiagnostic()> emitError) {
   if (ShapedType::isDynamicShape(shape))
     return emitError() << "fbl image layouts need a static shape";
+  if (!elementType)
+    return failure(); // the parser has reported the bad element type
   if (!elementType.isF32() && !elementType.isF16())
     return emitError() << "fbl image layouts hold f32 or f16 elements, not "
                        << elementType;
@@ -223,6 +225,8 @@ LogicalResult BufferLayoutAttr::verifyEncoding(
     function_ref<InFlightDiagnostic()> emitError) const {
   if (ShapedType::isDynamicShape(shape))
     return emitError() << "fbl buffer layouts need a static shape";
+  if (!elementType)
+    return failure(); // the parser has reported the bad element type
   if (!elementType.isIntOrIndexOrFloat())
     return emitError() << "fbl buffers hold integer or float elements, not "
                        << elementType;

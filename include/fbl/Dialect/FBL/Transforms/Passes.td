@@ -298,6 +298,7 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fbl::FBLDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }
