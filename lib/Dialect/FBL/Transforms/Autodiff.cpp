@@ -5,9 +5,16 @@
 // fbl.param arguments. Functions that already have their _grad are skipped,
 // so the pass can run on modules that hold the backward.
 //
+// Preparation: constant-0 indices into size-1 dims (keepdim reductions,
+// broadcast reads) are folded into reshapes around projected-permutation
+// generics in every function, so later passes never see them; forward models
+// with any other non-projected-permutation map are refused before anything
+// is built.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Autodiff/Autodiff.h"
+#include "fbl/Autodiff/IndexMaps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -44,6 +51,10 @@ struct AutodiffPass
       return signalPassFailure();
     }
 
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        (void)normalizeUnitDimIndexMaps(func);
+
     SmallVector<func::FuncOp> forwards;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && returnsScalarLoss(func) &&
@@ -51,6 +62,10 @@ struct AutodiffPass
           !SymbolTable::lookupSymbolIn(module,
                                        (func.getSymName() + "_grad").str()))
         forwards.push_back(func);
+    for (func::FuncOp forward : forwards)
+      if (failed(verifyProjectedPermutationMaps(forward, "fbl-autodiff",
+                                                "differentiate")))
+        return signalPassFailure();
 
     for (func::FuncOp forward : forwards) {
       SmallVector<unsigned> params = getParamArgs(forward);

@@ -22,6 +22,7 @@
 
 #include "LowerToKernels/KernelLowerings.h"
 
+#include "fbl/Autodiff/IndexMaps.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
@@ -70,16 +71,20 @@ struct LowerToKernelsPass
     TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
+    // Only laid-out functions are lowered. The kernels index each operand by
+    // loop ids: refuse any other map before lowering anything.
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() &&
+          llvm::any_of(func.getArgumentTypes(),
+                       [](Type t) { return getLayoutEncoding(t) != nullptr; }))
+        funcs.push_back(func);
+    for (func::FuncOp func : funcs)
+      if (failed(verifyProjectedPermutationMaps(func, "fbl-lower-to-kernels",
+                                                "lower")))
+        return signalPassFailure();
     unsigned counter = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      // Only laid-out functions are lowered.
-      bool encoded = llvm::any_of(func.getArgumentTypes(), [](Type t) {
-        return getLayoutEncoding(t) != nullptr;
-      });
-      if (!encoded)
-        continue;
+    for (func::FuncOp func : funcs) {
       SmallVector<Operation *> work;
       for (Operation &op : func.getBody().front())
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,

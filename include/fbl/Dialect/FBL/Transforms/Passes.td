@@ -56,6 +56,12 @@ def FBLAutodiffPass : Pass<"fbl-autodiff", "::mlir::ModuleOp"> {
     reshapes and slices, `linalg.softmax` and gathers (`tensor.extract` in a
     body, differentiated as a scatter-add) have rules of their own.
 
+    Operand maps must be projected permutations: constant-0 indices into
+    size-1 dims (keepdim reductions, broadcast reads of `tensor<Nx1xf32>`)
+    are first folded into reshapes around projected-permutation generics in
+    every function; any other map (`i + k`, `2 * i`, `i + 1`, constants) is
+    refused with one diagnostic before anything is built.
+
     Activity analysis limits the work to values that depend on a
     differentiated parameter and that the loss depends on; everything else
     (index math, gathers from frozen tables, `cf.assert`) is left as it is.
