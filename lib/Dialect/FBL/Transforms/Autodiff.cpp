@@ -37,7 +37,8 @@ struct AutodiffPass
         return false;
       char value[32];
       std::snprintf(value, sizeof(value), "%g", v);
-      module.emitError("fbl-autodiff: ")
+      // Not module.emitError: that adds the whole module as a note.
+      mlir::emitError(module.getLoc(), "fbl-autodiff: ")
           << name << "=" << value << " is not a valid value; " << name
           << " must be a finite number "
           << (name == "eps"              ? "> 0"
