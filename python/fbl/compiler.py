@@ -1,6 +1,7 @@
 """Compiling a model's training step into a bundle with fbl-opt and
 fbl-translate (the same commands the user guide shows)."""
 
+import atexit
 import os
 import re
 import shutil
@@ -46,7 +47,8 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
             lr: float = 1e-3, out_dir: Optional[Union[str, os.PathLike]] = None,
             spirv: bool = False, report: Optional[str] = None) -> str:
     """Compiles `model` (a .mlir file, or MLIR text) and returns the bundle
-    directory (`out_dir`, else a fresh temporary one).
+    directory (`out_dir`, else a fresh temporary one that is removed when
+    the interpreter exits: pass out_dir to keep the bundle).
 
     target: a preset name (adreno-a740, mali-g710, pocl-cpu, nvidia-h200);
     default: the module's fbl.target, else the local device's preset.
@@ -73,24 +75,30 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
                    f"fallback-target={local_target()}")
     if report:
         options.append(f"report={os.path.abspath(report)}")
-    # Intermediate files live in `work`; so does the bundle without out_dir.
-    work = tempfile.mkdtemp(prefix="fbl-")
-    bundle = os.fspath(out_dir) if out_dir else os.path.join(work, "bundle")
-    try:
-        if text is not None:
-            path = os.path.join(work, "model.mlir")
-            with open(path, "w") as f:
-                f.write(text)
-        compiled = os.path.join(work, "compiled.mlir")
-        _run([_tool("fbl-opt"), path,
-              f"--fbl-training-pipeline={' '.join(options)}", "-o", compiled])
-        # fbl-translate emits @f_step when there is one, else @f_grad.
-        _run([_tool("fbl-translate"),
-              "--fbl-to-spirv" if spirv else "--fbl-to-opencl", compiled,
-              "-o", bundle])
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    if out_dir:
-        shutil.rmtree(work, ignore_errors=True)
+    # Intermediate files live in `work`, removed on return; a bundle without
+    # out_dir gets its own temporary directory, removed at interpreter exit.
+    with tempfile.TemporaryDirectory(prefix="fbl-") as work:
+        if out_dir:
+            bundle = os.fspath(out_dir)
+        else:
+            bundle_dir = tempfile.mkdtemp(prefix="fbl-bundle-")
+            atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
+            bundle = os.path.join(bundle_dir, "bundle")
+        try:
+            if text is not None:
+                path = os.path.join(work, "model.mlir")
+                with open(path, "w") as f:
+                    f.write(text)
+            compiled = os.path.join(work, "compiled.mlir")
+            _run([_tool("fbl-opt"), path,
+                  f"--fbl-training-pipeline={' '.join(options)}", "-o",
+                  compiled])
+            # fbl-translate emits @f_step when there is one, else @f_grad.
+            _run([_tool("fbl-translate"),
+                  "--fbl-to-spirv" if spirv else "--fbl-to-opencl", compiled,
+                  "-o", bundle])
+        except BaseException:
+            if not out_dir:
+                shutil.rmtree(bundle_dir, ignore_errors=True)
+            raise
     return bundle

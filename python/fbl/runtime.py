@@ -121,6 +121,38 @@ class TrainResult:
         return float(np.median(self.step_ms))
 
 
+def _exact_cast(array: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
+    """`array` as `dtype` when numpy casts it safely or the cast changes no
+    value; else raises Error naming input `name` (f64 1e300 would become
+    inf, uint64 2**63 would wrap). Floats never become integers."""
+    src = array.dtype
+    if np.can_cast(src, dtype, casting="safe"):
+        return array.astype(dtype)
+    if not np.can_cast(src, dtype, casting="same_kind"):
+        raise Error(f"{name} needs {dtype}, got {src}")
+    if array.size == 0:
+        return array.astype(dtype)
+    refuse = Error(f"{name} needs {dtype}; its {src} values are not all "
+                   f"exactly representable as {dtype}")
+    if dtype.kind in "iu":
+        # Integers to integers: compared as Python ints, exactly.
+        info = np.iinfo(dtype)
+        if int(array.min()) < info.min or int(array.max()) > info.max:
+            raise refuse
+        return array.astype(dtype)
+    with np.errstate(all="ignore"):
+        cast = array.astype(dtype)
+        back = cast.astype(src)
+    same = back == array
+    if src.kind == "f":
+        same |= np.isnan(back) & np.isnan(array)
+    if not np.all(same):
+        raise Error(f"{name} needs {dtype}; its {src} values are not all "
+                    f"exactly representable as {dtype} (round them with "
+                    f".astype(np.{dtype.name}) first if that is meant)")
+    return cast
+
+
 ArrayInputs = Union[Sequence[np.ndarray], Mapping[Union[int, str], np.ndarray]]
 
 
@@ -215,7 +247,9 @@ class Session:
         return key
 
     def set_input(self, key: Union[int, str], value) -> None:
-        """Copies `value` (anything numpy converts exactly) to input `key`."""
+        """Copies `value` to input `key`: its dtype, or one numpy casts to it
+        safely, or values the input's dtype holds exactly (f64 data of f32
+        values, small int64 ids for an i32 input); anything else raises."""
         i = self._index(key)
         info = self.inputs[i]
         array = np.asarray(value)
@@ -223,10 +257,7 @@ class Session:
             raise Error(f"{info.name} needs shape {info.shape}, got "
                         f"{array.shape}")
         if array.dtype != info.dtype:
-            if not np.can_cast(array.dtype, info.dtype, casting="same_kind"):
-                raise Error(f"{info.name} needs {info.dtype}, got "
-                            f"{array.dtype}")
-            array = array.astype(info.dtype)
+            array = _exact_cast(array, info.dtype, info.name)
         array = np.ascontiguousarray(array)
         _check(self._lib.fbl_session_set_input(
             self._live(), i, array.ctypes.data_as(ctypes.c_void_p),
@@ -312,6 +343,10 @@ class Session:
             times.append(self.median_ms)
             loss = float(self.get_output(0).reshape(-1)[0])
             losses.append(loss)
+            # The runtime stops a step whose loss is not finite; this keeps
+            # the promise for a runtime that does not.
+            if not np.isfinite(loss):
+                raise Error(f"step {step}: loss is {loss}; training stopped")
             if callback is not None:
                 callback(step, loss, times[-1])
         for j, out in enumerate(self.outputs):

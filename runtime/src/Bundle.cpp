@@ -91,6 +91,14 @@ Bundle Bundle::load(const fs::path &dir) {
     b.inputTensors.push_back(tensorIndex(in));
     b.inputIsParam.push_back(in.value(key::param, false));
     b.inputIsStepCount.push_back(in.value(key::stepCount, false));
+    InputRange range;
+    if (auto it = in.find(key::range); it != in.end()) {
+      range.present = true;
+      range.min = it->at(key::min).get<int64_t>();
+      range.max = it->at(key::max).get<int64_t>();
+      range.message = it->value(key::message, "");
+    }
+    b.inputRanges.push_back(range);
   }
   for (const Json &out : json.at(key::outputs)) {
     b.outputTensors.push_back(tensorIndex(out));

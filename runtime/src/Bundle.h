@@ -51,6 +51,14 @@ struct Kernel {
   double profiledMs = 0.0;
 };
 
+/// The valid elements of an integer input, from the manifest: kernels do
+/// not check indices, so the runtime checks inputs before upload.
+struct InputRange {
+  bool present = false;
+  int64_t min = 0, max = 0; ///< Both inclusive.
+  std::string message;
+};
+
 /// A bundle as its manifest describes it; ids in the manifest are indices
 /// into these vectors.
 struct Bundle {
@@ -59,6 +67,7 @@ struct Bundle {
   std::vector<Kernel> kernels;
   std::vector<int64_t> inputTensors, outputTensors;
   std::vector<bool> inputIsParam, inputIsStepCount;
+  std::vector<InputRange> inputRanges;
   /// Per output, the input it replaces after a training step, or -1.
   std::vector<int64_t> outputUpdates;
 

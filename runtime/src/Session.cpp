@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace fs = std::filesystem;
 namespace manifest = fbl::manifest;
@@ -117,6 +120,7 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
   if (bytes != want)
     throw Error("input #" + std::to_string(input) + " needs " +
                 std::to_string(want) + " bytes, got " + std::to_string(bytes));
+  checkRange(input, data);
   Memory &m = memories[t.memory];
   if (m.storage == StorageKind::Buffer) {
     check(clEnqueueWriteBuffer(queue, m.mem, CL_TRUE, 0, bytes, data, 0,
@@ -133,6 +137,38 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
           "clEnqueueWriteImage");
   }
   inputSet[input] = true;
+}
+
+void fbl_session::checkRange(size_t input, const void *data) const {
+  const InputRange &range = inputRanges[input];
+  if (!range.present)
+    return;
+  const Tensor &t = tensors[inputTensors[input]];
+  bool i64 = t.dtype == manifest::elementTypeName(manifest::ElementType::I64);
+  if (!i64 && t.dtype != manifest::elementTypeName(manifest::ElementType::I32))
+    return;
+  for (int64_t e = 0, n = t.elements(); e < n; ++e) {
+    int64_t v;
+    if (i64) {
+      std::memcpy(&v, static_cast<const char *>(data) + 8 * e, 8);
+    } else {
+      int32_t v32;
+      std::memcpy(&v32, static_cast<const char *>(data) + 4 * e, 4);
+      v = v32;
+    }
+    if (v >= range.min && v <= range.max)
+      continue;
+    // Half-open like Python's range where the bound allows it.
+    std::string bounds = range.max < std::numeric_limits<int64_t>::max()
+                             ? "[" + std::to_string(range.min) + ", " +
+                                   std::to_string(range.max + 1) + ")"
+                             : "[" + std::to_string(range.min) + ", " +
+                                   std::to_string(range.max) + "]";
+    throw Error("input " + std::to_string(input) + " (arg" +
+                std::to_string(input) + "): element " + std::to_string(e) +
+                " is " + std::to_string(v) + ", outside " + bounds +
+                (range.message.empty() ? "" : ": " + range.message));
+  }
 }
 
 void fbl_session::download(size_t output, void *data, size_t bytes) {
@@ -223,6 +259,21 @@ void fbl_session::trainStep(int64_t step, bool profile) {
     if (inputIsStepCount[i])
       upload(i, &count, sizeof(count));
   run(1, profile);
+  // A non-finite loss poisons every parameter it updates: stop before the
+  // updates replace the inputs, so the last finite state stays.
+  const Tensor &lossTensor = tensors[outputTensors[0]];
+  if (lossTensor.dtype ==
+          manifest::elementTypeName(manifest::ElementType::F32) &&
+      lossTensor.elements() == 1) {
+    float loss;
+    download(0, &loss, sizeof(loss));
+    if (!std::isfinite(loss))
+      throw Error("step " + std::to_string(step) + ": loss is " +
+                  (std::isnan(loss) ? "nan"
+                   : loss > 0       ? "inf"
+                                    : "-inf") +
+                  "; training stopped");
+  }
   // Every update is read before any input is overwritten, through the host:
   // an output and the input it replaces may live in memories of different
   // kinds.

@@ -30,6 +30,9 @@ struct fbl_session : fbl::runtime::Bundle {
   void open(const std::filesystem::path &dir, const char *selector);
   void allocate();
   void upload(size_t input, const void *data, size_t bytes);
+  /// Throws the one-line error for the first element of integer input
+  /// `input` outside its manifest range.
+  void checkRange(size_t input, const void *data) const;
   void download(size_t output, void *data, size_t bytes);
   void run(int iterations, bool profile);
   void trainStep(int64_t step, bool profile);

@@ -14,8 +14,18 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+/// Output streams report a failed write (`-o /dev/full`, a full disk) as a
+/// fatal error when they close; make that one diagnostic line instead of
+/// "LLVM ERROR" (report_fatal_error exits 1 after the handler).
+static void ioErrorHandler(void *, const char *reason, bool) {
+  llvm::errs() << "fbl-opt: error: " << reason << "\n";
+}
 
 int main(int argc, char **argv) {
+  llvm::install_fatal_error_handler(ioErrorHandler);
   mlir::registerAllPasses();
   mlir::fbl::registerFBLPasses();
   mlir::fbl::registerTrainingPipeline();

@@ -2,6 +2,7 @@
 
 #include "Npy.h"
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -33,25 +34,41 @@ Array fbl::npy::read(const std::string &path) {
   } else {
     throw std::runtime_error(path + ": unsupported .npy version");
   }
+  if (!in)
+    throw std::runtime_error(path + ": truncated .npy header");
+  // Sizes in the header are checked against the file before anything is
+  // allocated: a corrupt header must not cost gigabytes.
+  std::streamoff start = in.tellg();
+  in.seekg(0, std::ios::end);
+  std::streamoff fileSize = in.tellg();
+  in.seekg(start);
+  uint64_t remaining = fileSize > start ? uint64_t(fileSize - start) : 0;
+  if (headerLen > remaining)
+    throw std::runtime_error(path + ": .npy header claims " +
+                             std::to_string(headerLen) + " bytes, the file " +
+                             "has " + std::to_string(remaining) + " left");
   std::string header(headerLen, '\0');
   in.read(header.data(), headerLen);
+  remaining -= headerLen;
   std::smatch m;
   if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
     throw std::runtime_error(path + ": .npy header has no descr");
   std::string descr = m[1];
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True")))
-    throw std::runtime_error(path + ": Fortran-order arrays are not supported");
+  bool fortran =
+      std::regex_search(header, m, std::regex("'fortran_order':\\s*True"));
   if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
     throw std::runtime_error(path + ": .npy header has no shape");
   Array a;
   std::string dims = m[1];
-  std::regex num("\\d+");
+  std::regex num("[^,\\s]+");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num);
-       it != std::sregex_iterator(); ++it)
-    a.shape.push_back(std::stoll(it->str()));
-  int64_t n = 1;
-  for (int64_t d : a.shape)
-    n *= d;
+       it != std::sregex_iterator(); ++it) {
+    std::string d = it->str();
+    if (d.find_first_not_of("0123456789") != std::string::npos || d.size() > 18)
+      throw std::runtime_error(path + ": invalid dimension '" + d +
+                               "' in the .npy shape");
+    a.shape.push_back(std::stoll(d));
+  }
   size_t size;
   if (descr == "<f4" || descr == "=f4" || descr == "|f4") {
     a.dtype = "f32";
@@ -68,13 +85,50 @@ Array fbl::npy::read(const std::string &path) {
   } else {
     throw std::runtime_error(path + ": unsupported element type " + descr);
   }
+  // Elements times itemsize against the bytes the file has, overflow-safe.
+  uint64_t limit = remaining / size, n = 1;
+  bool fits = true;
+  for (int64_t d : a.shape) {
+    if (d == 0) {
+      n = 0;
+      fits = true;
+      break;
+    }
+    if (uint64_t(d) > limit / n)
+      fits = false;
+    else
+      n *= uint64_t(d);
+  }
+  if (!fits)
+    throw std::runtime_error(path + ": file is shorter than its shape says");
   a.data.resize(n * size);
   in.read(reinterpret_cast<char *>(a.data.data()), a.data.size());
   if (static_cast<size_t>(in.gcount()) != a.data.size())
     throw std::runtime_error(path + ": file is shorter than its shape says");
+  if (fortran && a.shape.size() > 1) {
+    // Column-major on disk: element (i0, ..., ik) sits at sum(i_d * s_d)
+    // with s_0 = 1; rewrite it row-major.
+    std::vector<uint8_t> c(a.data.size());
+    size_t rank = a.shape.size();
+    std::vector<int64_t> idx(rank, 0), fstride(rank, 1);
+    for (size_t d = 1; d < rank; ++d)
+      fstride[d] = fstride[d - 1] * a.shape[d - 1];
+    for (uint64_t i = 0; i < n; ++i) {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d)
+        src += idx[d] * fstride[d];
+      std::memcpy(c.data() + i * size, a.data.data() + src * size, size);
+      for (size_t d = rank; d-- > 0;) {
+        if (++idx[d] < a.shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+    a.data = std::move(c);
+  }
   if (a.dtype == "f64") {
     std::vector<uint8_t> f(n * 4);
-    for (int64_t i = 0; i < n; ++i) {
+    for (uint64_t i = 0; i < n; ++i) {
       double d;
       std::memcpy(&d, a.data.data() + 8 * i, 8);
       float v = static_cast<float>(d);
@@ -116,4 +170,9 @@ void fbl::npy::write(const std::string &path, const Array &a) {
   out.write(lenBytes, 2);
   out << header;
   out.write(reinterpret_cast<const char *>(a.data.data()), a.data.size());
+  // ofstream buffers: a full disk may only show at the flush or the close.
+  out.close();
+  if (!out)
+    throw std::runtime_error("cannot write " + path + ": " +
+                             std::strerror(errno));
 }

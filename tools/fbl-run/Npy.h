@@ -1,7 +1,8 @@
 //===- Npy.h - Reading and writing .npy files -------------------*- C++ -*-===//
 //
-// The NumPy .npy format (version 1.0, little-endian, C order) for the
-// element types fbl bundles use: f32 (f64 files are converted), i64, i32.
+// The NumPy .npy format (little-endian; Fortran-order files are transposed
+// on load) for the element types fbl bundles use: f32 (f64 files are
+// converted), i64, i32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,9 @@ struct Array {
 /// Reads `path`; throws std::runtime_error with a readable message.
 Array read(const std::string &path);
 
-/// Writes `array` to `path`; throws std::runtime_error on failure.
+/// Writes `array` to `path`; throws std::runtime_error when any write or the
+/// close fails (a full disk), leaving a partial file for the caller to
+/// remove.
 void write(const std::string &path, const Array &array);
 
 } // namespace fbl::npy

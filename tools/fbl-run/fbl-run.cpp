@@ -243,10 +243,18 @@ int main(int argc, char **argv) {
                   fbl_session_kernel_ms(session, k));
   }
   if (!outputDir.empty()) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    std::filesystem::create_directories(outputDir, ec);
+    fs::create_directories(outputDir, ec);
     if (ec)
       die("cannot create " + outputDir + ": " + ec.message());
+    // Results go to temporary names first and are renamed only once all are
+    // written: a failure (a full disk) leaves no partial or empty results.
+    std::vector<std::pair<std::string, std::string>> written;
+    auto removeTemps = [&] {
+      for (const auto &[tmp, dest] : written)
+        fs::remove(tmp, ec);
+    };
     for (size_t j = 0; j < fbl_session_num_outputs(session); ++j) {
       int64_t shape[8];
       size_t rank;
@@ -260,13 +268,28 @@ int main(int argc, char **argv) {
       for (size_t d = 0; d < rank; ++d)
         n *= shape[d];
       out.data.resize(n * (out.dtype == "i64" ? 8 : 4));
-      check(
-          fbl_session_get_output(session, j, out.data.data(), out.data.size()));
+      if (fbl_session_get_output(session, j, out.data.data(),
+                                 out.data.size()) != FBL_OK) {
+        removeTemps();
+        die(fbl_last_error());
+      }
+      std::string dest = outputDir + "/result" + std::to_string(j) + ".npy";
+      std::string tmp = outputDir + "/.result" + std::to_string(j) + ".npy.tmp";
+      written.emplace_back(tmp, dest);
       try {
-        fbl::npy::write(outputDir + "/result" + std::to_string(j) + ".npy",
-                        out);
+        fbl::npy::write(tmp, out);
       } catch (const std::exception &e) {
+        removeTemps();
         die(e.what());
+      }
+    }
+    for (const auto &[tmp, dest] : written) {
+      fs::rename(tmp, dest, ec);
+      if (ec) {
+        std::string message =
+            "cannot rename " + tmp + " to " + dest + ": " + ec.message();
+        removeTemps();
+        die(message);
       }
     }
     std::printf("wrote %zu results to %s\n", fbl_session_num_outputs(session),

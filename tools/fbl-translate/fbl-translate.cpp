@@ -14,6 +14,7 @@
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -57,7 +58,15 @@ static bool prepareBundleOutput(int argc, char **argv) {
   return true;
 }
 
+/// Output streams report a failed write (`-o /dev/full`, a full disk) as a
+/// fatal error when they close; make that one diagnostic line instead of
+/// "LLVM ERROR" (report_fatal_error exits 1 after the handler).
+static void ioErrorHandler(void *, const char *reason, bool) {
+  llvm::errs() << "fbl-translate: error: " << reason << "\n";
+}
+
 int main(int argc, char **argv) {
+  llvm::install_fatal_error_handler(ioErrorHandler);
   if (!prepareBundleOutput(argc, argv))
     return 1;
   mlir::fbl::registerToLayoutReportTranslation();

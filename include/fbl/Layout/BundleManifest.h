@@ -75,6 +75,13 @@ inline constexpr const char param[] = "param";
 inline constexpr const char stepCount[] = "step_count";
 inline constexpr const char result[] = "result";
 inline constexpr const char updates[] = "updates";
+/// An integer input's valid elements, {min, max, message}: both bounds
+/// inclusive; `message` is the model's own (its cf.assert) or the compiler's
+/// reason. Optional: readers check no range when it is missing.
+inline constexpr const char range[] = "range";
+inline constexpr const char min[] = "min";
+inline constexpr const char max[] = "max";
+inline constexpr const char message[] = "message";
 // Kernels.
 inline constexpr const char name[] = "name";
 inline constexpr const char args[] = "args";

@@ -148,6 +148,14 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     in[key::param] = bool(func.getArgAttr(arg.getArgNumber(), "fbl.param"));
     if (func.getArgAttr(arg.getArgNumber(), "fbl.step_count"))
       in[key::stepCount] = true;
+    // fbl-lower-to-kernels records what kernels will not check.
+    if (auto range = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                                           "fbl.input_range")) {
+      manifest::Json &r = in[key::range] = manifest::Json::object();
+      r[key::min] = cast<IntegerAttr>(range.get("min")).getInt();
+      r[key::max] = cast<IntegerAttr>(range.get("max")).getInt();
+      r[key::message] = cast<StringAttr>(range.get("message")).str();
+    }
   }
 
   auto updates = func->getAttrOfType<DenseI64ArrayAttr>("fbl.updates");

@@ -64,6 +64,9 @@ int64_t fbl_session_output_updates(const fbl_session *session, size_t index);
 int fbl_session_input_is_step_count(const fbl_session *session, size_t index);
 
 /// Sets input `index` from a dense row-major host array of its element type.
+/// An integer input whose manifest gives a valid range (token ids, labels)
+/// is checked first: an element outside it fails the call, naming the
+/// element and the model's message.
 fbl_status fbl_session_set_input(fbl_session *session, size_t index,
                                  const void *data, size_t bytes);
 
@@ -74,7 +77,9 @@ fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 /// Runs step `step` (1-based) of a training-step bundle: sets its step-count
 /// inputs to `step`, runs the schedule once, then makes each output that
 /// updates an input (parameters, optimizer state) that input for the next
-/// step. Read the loss with fbl_session_get_output(0).
+/// step. Read the loss with fbl_session_get_output(0). A non-finite loss
+/// fails the call ("step N: loss is nan; training stopped") before the
+/// updates apply, so the inputs keep the last finite step's state.
 fbl_status fbl_session_train_step(fbl_session *session, int64_t step,
                                   int profile);
 

@@ -164,6 +164,15 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
       return op->emitError() << "'fbl.step_count' is a unit attribute";
     return success();
   }
+  // Written by fbl-lower-to-kernels for the manifest: {min, max, message}.
+  if (attr.getName() == "fbl.input_range") {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict || !dict.getAs<IntegerAttr>("min") ||
+        !dict.getAs<IntegerAttr>("max") || !dict.getAs<StringAttr>("message"))
+      return op->emitError() << "'fbl.input_range' is a dictionary of "
+                                "integer min and max and a string message";
+    return success();
+  }
   if (attr.getName() != getParamAttrName())
     return op->emitError() << "unknown fbl argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -19,6 +19,9 @@
 
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+#include <cstdio>
+
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLAUTODIFFPASS
 #include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
@@ -34,6 +37,28 @@ struct AutodiffPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A nan, infinite or negative hyperparameter compiles into a step that
+    // silently destroys the parameters: refuse it here.
+    auto badOption = [&](StringRef name, double v, bool ok) {
+      if (std::isfinite(v) && ok)
+        return false;
+      char value[32];
+      std::snprintf(value, sizeof(value), "%g", v);
+      // Not module.emitError: that adds the whole module as a note.
+      mlir::emitError(module.getLoc(), "fbl-autodiff: ")
+          << name << "=" << value << " is not a valid value; " << name
+          << " must be a finite number "
+          << (name == "eps"              ? "> 0"
+              : name.starts_with("beta") ? "in [0, 1)"
+                                         : ">= 0");
+      return true;
+    };
+    if (badOption("lr", learningRate, learningRate >= 0) ||
+        badOption("beta1", beta1, beta1 >= 0 && beta1 < 1) ||
+        badOption("beta2", beta2, beta2 >= 0 && beta2 < 1) ||
+        badOption("eps", epsilon, epsilon > 0) ||
+        badOption("weight-decay", weightDecay, weightDecay >= 0))
+      return signalPassFailure();
     std::optional<OptimizerOptions> optimizerOptions;
     if (optimizer == "sgd" || optimizer == "adamw") {
       OptimizerOptions o;

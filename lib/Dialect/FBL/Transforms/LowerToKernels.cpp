@@ -16,7 +16,9 @@
 //    (ScatterKernels.cpp).
 // Scalars the kernels use (constants, bias corrections computed from a step
 // count) are recomputed inside each kernel that needs them. cf.assert is a
-// host-side input check: kernels do not evaluate it.
+// host-side input check: kernels do not evaluate it; before lowering, the
+// valid range of each integer input is recorded (InputRanges.cpp) for the
+// runtime's check before upload.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +28,13 @@
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
 
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLLOWERTOKERNELSPASS
@@ -85,6 +92,7 @@ struct LowerToKernelsPass
         return signalPassFailure();
     unsigned counter = 0;
     for (func::FuncOp func : funcs) {
+      recordInputRanges(func);
       SmallVector<Operation *> work;
       for (Operation &op : func.getBody().front())
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
@@ -94,8 +102,8 @@ struct LowerToKernelsPass
       for (Operation *op : work)
         if (failed(lowerOp(op, targetAttr, counter)))
           return signalPassFailure();
-      // Assertions check inputs on the host side of a framework; kernels do
-      // not evaluate them (results for valid inputs are unchanged).
+      // Assertions became input ranges the runtime checks on the host
+      // (recordInputRanges); kernels do not evaluate them.
       Block &block = func.getBody().front();
       for (Operation &op : llvm::make_early_inc_range(block))
         if (isa<cf::AssertOp>(op))

@@ -1,7 +1,7 @@
 //===- TrainingReport.cpp - The fbl-training-report pass ------------------===//
 //
-// The JSON report of a compiled training step (docs/UserGuide.md): totals over the
-// module's training functions at the top, one entry per function below.
+// The JSON report of a compiled training step (docs/UserGuide.md): totals over
+// the module's training functions at the top, one entry per function below.
 // Relayout bytes count what each relayout reads and writes.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +13,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -160,6 +161,18 @@ struct TrainingReportPass
       });
     });
     out->os() << "\n";
+    // A full disk shows at the flush; unchecked, the stream's destructor
+    // would abort with "LLVM ERROR: IO failure".
+    out->os().flush();
+    if (std::error_code ec = out->os().error()) {
+      out->os().clear_error();
+      // Only a partial regular file is removed, never a device.
+      if (!llvm::sys::fs::is_regular_file(file))
+        out->keep();
+      module.emitError("fbl-training-report: cannot write ")
+          << file << ": " << ec.message();
+      return signalPassFailure();
+    }
     out->keep();
   }
 };

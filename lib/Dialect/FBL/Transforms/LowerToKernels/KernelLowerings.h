@@ -17,7 +17,15 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace mlir::fbl::kernels {
+
+/// InputRanges.cpp: records on each integer argument of `func` the range
+/// its elements must lie in, as fbl.input_range = {min, max, message}.
+void recordInputRanges(func::FuncOp func);
 
 /// ContractionKernels.cpp: builds the GEMM kernel (register-tiled, or
 /// local-tiled where `target` asks for it and the sizes allow) for a
