@@ -38,6 +38,51 @@
 
 namespace fbl::layout {
 
+/// A permutation of a rank-r tensor's dims, in the one convention fbl uses
+/// everywhere (linalg.transpose, fbl.transpose_view, Layout::transposed):
+/// result dim i is source dim perm[i], so result[j] = source[k] with
+/// k[perm[i]] = j[i]. Every other direction is derived with the helpers
+/// below, never by reading a permutation "the other way".
+using Permutation = std::vector<int64_t>;
+
+/// True when `perm` holds each of 0..perm.size()-1 once.
+inline bool isPermutation(const Permutation &perm) {
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
+/// The permutation that undoes `perm`: inverse[perm[i]] = i.
+inline Permutation invertPermutation(const Permutation &perm) {
+  Permutation inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inv[perm[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+/// transpose(transpose(x, first), second) as one transpose of x: result
+/// dim i is first's result dim second[i], which is x's dim first[second[i]].
+inline Permutation composePermutations(const Permutation &first,
+                                       const Permutation &second) {
+  Permutation out(second.size());
+  for (size_t i = 0; i < second.size(); ++i)
+    out[i] = first[second[i]];
+  return out;
+}
+
+/// The shape (or index) of transpose(x, perm) given x's: out[i] = v[perm[i]].
+inline std::vector<int64_t> applyPermutation(const Permutation &perm,
+                                             const std::vector<int64_t> &v) {
+  std::vector<int64_t> out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    out[i] = v[perm[i]];
+  return out;
+}
+
 /// Channels of an RGBA texel.
 inline constexpr unsigned kTexelChannels = 4;
 
@@ -510,19 +555,14 @@ public:
   // Views
   //===--------------------------------------------------------------------===//
 
-  /// Layout of `transpose(x, perm)` addressing x's memory: result dim i is
-  /// source dim perm[i]. Renaming dims keeps every tile whole, so this always
-  /// exists; nullopt only for an invalid permutation.
-  std::optional<Layout> transposed(const std::vector<int64_t> &perm) const {
-    if (perm.size() != rank_)
+  /// Layout of `transpose(x, perm)` addressing x's memory (see Permutation).
+  /// Renaming dims keeps every tile whole, so this always exists; nullopt
+  /// only for an invalid permutation.
+  std::optional<Layout> transposed(const Permutation &perm) const {
+    if (perm.size() != rank_ || !isPermutation(perm))
       return std::nullopt;
-    std::vector<int64_t> inv(rank_, -1);
-    for (unsigned i = 0; i < rank_; ++i) {
-      if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank_) ||
-          inv[perm[i]] != -1)
-        return std::nullopt;
-      inv[perm[i]] = i;
-    }
+    // Source dim d is result dim inv[d].
+    Permutation inv = invertPermutation(perm);
     if (isBuffer()) {
       // A row-major buffer stays row-major only under the identity.
       for (unsigned i = 0; i < rank_; ++i)
@@ -530,9 +570,7 @@ public:
           return std::nullopt;
       return *this;
     }
-    std::vector<int64_t> tile(rank_);
-    for (unsigned i = 0; i < rank_; ++i)
-      tile[i] = tile_[perm[i]];
+    std::vector<int64_t> tile = applyPermutation(perm, tile_);
     AxisFactors axes = axes_;
     for (auto &axis : axes)
       for (Factor &f : axis)

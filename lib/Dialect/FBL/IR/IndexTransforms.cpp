@@ -10,8 +10,8 @@
 using namespace mlir;
 using namespace mlir::fbl;
 
-/// The permutation of a generic that only copies its input through a
-/// permuted map (result dim k reads source dim perm[k]).
+/// The permutation (fl::Permutation's convention: result dim k is source
+/// dim perm[k]) of a generic that only copies its input through permuted maps.
 static std::optional<SmallVector<int64_t>> genericPermutation(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || generic.getNumDpsInputs() != 1 ||
@@ -26,8 +26,11 @@ static std::optional<SmallVector<int64_t>> genericPermutation(Operation *op) {
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   if (!in.isPermutation() || !out.isPermutation())
     return std::nullopt;
-  // result[out(i)] = source[in(i)]: result dim k is source dim in(out^-1(k)).
-  AffineMap perm = in.compose(inversePermutation(out));
+  // result[out(i)] = source[in(i)]: result dim k is loop dim out[k], which
+  // source dim j is when in[j] == out[k]; that j is result k of
+  // out.compose(in^-1). (in.compose(out^-1) is the inverse permutation and
+  // only agrees for involutions.)
+  AffineMap perm = out.compose(inversePermutation(in));
   SmallVector<int64_t> p;
   for (AffineExpr e : perm.getResults())
     p.push_back(cast<AffineDimExpr>(e).getPosition());

@@ -41,8 +41,9 @@ def FBL_RelayoutOp : FBL_Op<"relayout", [Pure]> {
 def FBL_TransposeViewOp : FBL_Op<"transpose_view", [Pure]> {
   let summary = "Zero-cost transpose of an encoded tensor";
   let description = [{
-    The transpose `result[i_perm...] = source[i...]` (result dim `k` is
-    source dim `permutation[k]`) as a change of coordinates: the result
+    The transpose `result[j] = source[k]` with `k[permutation[i]] = j[i]`
+    (result dim `i` is source dim `permutation[i]`, as in `linalg.transpose`;
+    see `fbl::layout::Permutation`) as a change of coordinates: the result
     addresses the source's texels through the composed layout, which the
     result encoding must equal. No kernel runs.
 
