@@ -29,7 +29,8 @@ FailureOr<func::FuncOp> mlir::fbl::findBundleEntry(ModuleOp module,
   if (!entry.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func)
-      return module.emitError("fbl-to-opencl: no function @") << entry;
+      return mlir::emitError(module.getLoc(), "fbl-to-opencl: no function @")
+             << entry;
     return func;
   }
   for (StringRef suffix : {"_step", "_grad"})
@@ -38,7 +39,8 @@ FailureOr<func::FuncOp> mlir::fbl::findBundleEntry(ModuleOp module,
         return f;
   if (withKernels.size() == 1)
     return withKernels.front();
-  return module.emitError(
+  return mlir::emitError(
+      module.getLoc(),
       "fbl-to-opencl: no function with fbl.dispatch kernels to emit; run "
       "fbl-opt --fbl-training-pipeline (or pick one with --fbl-entry)");
 }
@@ -49,7 +51,8 @@ static LogicalResult compileToSpirv(ModuleOp module, StringRef cl,
   llvm::ErrorOr<std::string> clang =
       llvm::sys::findProgramByName("clang", {FBL_LLVM_TOOLS_DIR});
   if (!clang)
-    return module.emitError("fbl-to-spirv: no clang in " FBL_LLVM_TOOLS_DIR);
+    return mlir::emitError(module.getLoc(),
+                           "fbl-to-spirv: no clang in " FBL_LLVM_TOOLS_DIR);
   std::string err;
   StringRef args[] = {*clang,
                       "-cl-std=CL1.2",
@@ -64,7 +67,7 @@ static LogicalResult compileToSpirv(ModuleOp module, StringRef cl,
   int rc =
       llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0, &err);
   if (rc != 0)
-    return module.emitError("fbl-to-spirv: clang failed (")
+    return mlir::emitError(module.getLoc(), "fbl-to-spirv: clang failed (")
            << rc << ") " << err;
   return success();
 }
@@ -75,7 +78,8 @@ LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
   if (failed(func))
     return failure();
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return module.emitError("cannot create ") << dir << ": " << ec.message();
+    return mlir::emitError(module.getLoc(), "cannot create ")
+           << dir << ": " << ec.message();
   auto write = [&](StringRef file,
                    function_ref<LogicalResult(llvm::raw_ostream &)> fn)
       -> LogicalResult {
@@ -84,7 +88,8 @@ LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec)
-      return module.emitError("cannot write ") << path << ": " << ec.message();
+      return mlir::emitError(module.getLoc(), "cannot write ")
+             << path << ": " << ec.message();
     return fn(os);
   };
   if (failed(write("kernels.cl",
@@ -132,7 +137,7 @@ static LogicalResult writeBundleToOutput(Operation *op, StringRef dir,
   if (!llvm::sys::fs::status(dir, status) &&
       llvm::sys::fs::is_regular_file(status) && status.getSize() == 0)
     if (std::error_code ec = llvm::sys::fs::remove(dir))
-      return module.emitError("cannot replace ")
+      return mlir::emitError(module.getLoc(), "cannot replace ")
              << dir << " by a directory: " << ec.message();
   return writeBundle(module, dir, entry, spirv);
 }

@@ -390,8 +390,10 @@ TargetAttr TargetAttr::lookup(Operation *op) {
 TargetAttr TargetAttr::lookupOrEmitError(Operation *op) {
   if (TargetAttr t = lookup(op))
     return t;
-  op->emitError("no target: set fbl.target on the module or pass "
-                "target=NAME (")
+  // At the op's location only: the op itself is usually the whole module.
+  mlir::emitError(op->getLoc(),
+                  "no target: set fbl.target on the module or pass "
+                  "target=NAME (")
       << llvm::join(getPresetNames(), ", ") << ")";
   return {};
 }

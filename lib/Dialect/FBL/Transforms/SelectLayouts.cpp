@@ -103,7 +103,7 @@ struct SelectLayoutsPass
     ModuleOp module = getOperation();
     std::optional<LayoutPolicy> parsed = parseLayoutPolicy(policy);
     if (!parsed) {
-      module.emitError("fbl-select-layouts: unknown policy '")
+      mlir::emitError(module.getLoc(), "fbl-select-layouts: unknown policy '")
           << policy
           << "'; expected fblayout, reuse-forward or "
              "explicit-transpose";

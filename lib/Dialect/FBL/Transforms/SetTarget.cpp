@@ -24,7 +24,7 @@ static TargetAttr parseTarget(ModuleOp module, StringRef spec) {
   if (!spec.starts_with("#")) {
     TargetAttr t = TargetAttr::getPreset(ctx, spec);
     if (!t)
-      module.emitError("unknown target '")
+      mlir::emitError(module.getLoc(), "unknown target '")
           << spec
           << "'; presets: " << llvm::join(TargetAttr::getPresetNames(), ", ");
     return t;
@@ -40,7 +40,7 @@ static TargetAttr parseTarget(ModuleOp module, StringRef spec) {
     t = dyn_cast_or_null<TargetAttr>(parseAttribute(spec, ctx));
   }
   if (!t)
-    module.emitError("invalid target attribute '")
+    mlir::emitError(module.getLoc(), "invalid target attribute '")
         << spec << "'" << (message.empty() ? "" : ": " + message);
   return t;
 }

@@ -105,7 +105,7 @@ struct TrainingReportPass
     std::string errorMessage;
     auto out = openOutputFile(file, &errorMessage);
     if (!out) {
-      module.emitError("fbl-training-report: ") << errorMessage;
+      mlir::emitError(module.getLoc(), "fbl-training-report: ") << errorMessage;
       return signalPassFailure();
     }
     llvm::json::OStream j(out->os(), 2);
@@ -169,7 +169,7 @@ struct TrainingReportPass
       // Only a partial regular file is removed, never a device.
       if (!llvm::sys::fs::is_regular_file(file))
         out->keep();
-      module.emitError("fbl-training-report: cannot write ")
+      mlir::emitError(module.getLoc(), "fbl-training-report: cannot write ")
           << file << ": " << ec.message();
       return signalPassFailure();
     }
