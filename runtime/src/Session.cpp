@@ -122,9 +122,9 @@ void fbl_session::checkKernels() const {
       StorageKind kind = memories[k.args[a]].storage;
       if (!typeMatches(kind, type))
         throw Error(what + "argument " + std::to_string(a) + " is memory " +
-                    std::to_string(k.args[a]) + ", a " +
+                    std::to_string(k.args[a]) + " (" +
                     manifest::storageKindName(kind) +
-                    ", but kernels.cl takes " + type);
+                    "), but kernels.cl takes " + type);
     }
   }
 }

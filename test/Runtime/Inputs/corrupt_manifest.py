@@ -42,8 +42,8 @@ elif mode == "negative-bytes":
     m["memory"][0]["bytes"] = -8
 elif mode == "bad-tensor-memory":
     m["tensors"][0]["memory"] = 999
-elif mode == "bad-input-tensor":
-    m["inputs"][0]["tensor"] = 999
+elif mode == "bad-output-tensor":
+    m["outputs"][0]["tensor"] = 999
 elif mode == "bad-kernel-arg":
     k0["args"][0]["memory"] = -1
 elif mode == "huge-grid":
