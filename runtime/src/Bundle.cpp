@@ -12,11 +12,15 @@
 #include "fbl/Layout/BundleManifest.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
+namespace layout = fbl::layout;
 namespace manifest = fbl::manifest;
 namespace key = fbl::manifest::key;
 using fbl::layout::Layout;
@@ -39,6 +43,73 @@ size_t Tensor::hostBytes() const {
   return elements() * manifest::elementTypeBytes(*type);
 }
 
+/// Bounds on what a manifest may ask for, far above any real model and far
+/// below where the arithmetic on them could overflow.
+static constexpr int64_t kMaxElements = int64_t(1) << 40;
+static constexpr int64_t kMaxGridDim = int64_t(1) << 31;
+static constexpr int64_t kMaxGridItems = int64_t(1) << 40;
+
+static Error manifestError(const std::string &what, const std::string &msg) {
+  return Error("manifest.json: " + what + ": " + msg);
+}
+
+static std::string shapeString(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+/// The product of `v` in `out`; false when it overflows or exceeds `max`.
+/// Expects non-negative values.
+static bool boundedProduct(const std::vector<int64_t> &v, int64_t max,
+                           int64_t &out) {
+  out = 1;
+  for (int64_t x : v)
+    if (__builtin_mul_overflow(out, x, &out) || out > max)
+      return false;
+  return true;
+}
+
+/// Empty when a tensor of `shape` and `dtype` in `layout` fits in `memory`,
+/// else what does not fit. Expects a verified layout and a bounded shape;
+/// computes the extents without overflow.
+static std::string checkFits(const Layout &l, const std::vector<int64_t> &shape,
+                             const std::string &dtype, const Memory &memory) {
+  bool buffer = memory.storage == layout::StorageKind::Buffer;
+  if (l.isBuffer() != buffer)
+    return std::string("in a ") + (l.isBuffer() ? "buffer" : "image") +
+           " layout cannot live in " +
+           manifest::storageKindName(memory.storage);
+  if (buffer) {
+    std::optional<manifest::ElementType> type =
+        manifest::parseElementType(dtype);
+    if (!type)
+      return {};
+    int64_t bytes = Layout::product(shape) *
+                    static_cast<int64_t>(manifest::elementTypeBytes(*type));
+    if (bytes > memory.bytes)
+      return "needs " + std::to_string(bytes) + " bytes, more than the " +
+             std::to_string(memory.bytes);
+    return {};
+  }
+  int64_t ext[layout::kNumAxes] = {1, 1, 1};
+  for (unsigned a = 0; a < layout::kNumAxes; ++a)
+    for (const layout::Factor &f : l.axes()[a])
+      if (__builtin_mul_overflow(ext[a], l.factorExtent(shape, f), &ext[a]) ||
+          ext[a] > kMaxElements)
+        return "needs an image larger than 2^40 texels, more than the " +
+               std::to_string(memory.width) + "x" +
+               std::to_string(memory.height) + "x" +
+               std::to_string(memory.layers);
+  if (ext[0] > memory.width || ext[1] > memory.height || ext[2] > memory.layers)
+    return "needs an image of " + std::to_string(ext[0]) + "x" +
+           std::to_string(ext[1]) + "x" + std::to_string(ext[2]) +
+           ", more than the " + std::to_string(memory.width) + "x" +
+           std::to_string(memory.height) + "x" + std::to_string(memory.layers);
+  return {};
+}
+
 Bundle Bundle::load(const fs::path &dir) {
   if (!fs::is_directory(dir))
     throw Error("bundle '" + dir.string() + "' is not a directory");
@@ -58,18 +129,49 @@ Bundle Bundle::load(const fs::path &dir) {
     throw Error(versionError);
 
   Bundle b;
-  for (const Json &m : json.at(key::memory)) {
+  const Json &memories = json.at(key::memory);
+  for (size_t i = 0; i < memories.size(); ++i) {
+    const Json &m = memories[i];
+    std::string what = "memory " + std::to_string(i);
     std::string storage = m.at(key::storage).get<std::string>();
     std::optional<layout::StorageKind> kind =
         manifest::parseStorageKind(storage);
     if (!kind)
       throw Error("manifest.json: unknown storage kind '" + storage + "'");
-    b.memories.push_back({*kind, m.at(key::dtype), m.at(key::width),
-                          m.at(key::height), m.at(key::layers),
-                          m.at(key::bytes)});
+    Memory memory{*kind,
+                  m.at(key::dtype),
+                  m.at(key::width).get<int64_t>(),
+                  m.at(key::height).get<int64_t>(),
+                  m.at(key::layers).get<int64_t>(),
+                  m.at(key::bytes).get<int64_t>()};
+    if (memory.bytes < 0 || memory.bytes > kMaxElements * 8)
+      throw manifestError(what, "size of " + std::to_string(memory.bytes) +
+                                    " bytes is out of range");
+    if (*kind != layout::StorageKind::Buffer) {
+      int64_t texels = 0;
+      if (memory.width < 1 || memory.height < 1 || memory.layers < 1 ||
+          !boundedProduct({memory.width, memory.height, memory.layers, 4},
+                          kMaxElements, texels))
+        throw manifestError(what, "image of " + std::to_string(memory.width) +
+                                      "x" + std::to_string(memory.height) +
+                                      "x" + std::to_string(memory.layers) +
+                                      " is out of range");
+    }
+    b.memories.push_back(memory);
   }
-  for (const Json &t : json.at(key::tensors)) {
+  const Json &tensors = json.at(key::tensors);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Json &t = tensors[i];
+    std::string what = "tensor " + std::to_string(i);
     std::vector<int64_t> shape = t.at(key::shape).get<std::vector<int64_t>>();
+    for (int64_t d : shape)
+      if (d < 1)
+        throw manifestError(what, "shape " + shapeString(shape) +
+                                      " has a non-positive dim");
+    int64_t elements = 0;
+    if (!boundedProduct(shape, kMaxElements, elements))
+      throw manifestError(what, "shape " + shapeString(shape) +
+                                    " has more than 2^40 elements");
     int64_t memory = t.at(key::memory);
     if (memory < 0 || memory >= static_cast<int64_t>(b.memories.size()))
       throw Error("tensor " + t.at(key::id).dump() + " names no memory object");
@@ -78,7 +180,15 @@ Bundle Bundle::load(const fs::path &dir) {
         t.at(key::layout), static_cast<unsigned>(shape.size()), error);
     if (!layout)
       throw Error("invalid layout in the manifest: " + error);
-    b.tensors.push_back({shape, t.at(key::dtype), memory, *layout});
+    error = layout->verifyShape(shape);
+    if (!error.empty())
+      throw manifestError(what, "layout " + layout->str() + ": " + error);
+    std::string dtype = t.at(key::dtype);
+    error = checkFits(*layout, shape, dtype, b.memories[memory]);
+    if (!error.empty())
+      throw manifestError(what, "shape " + shapeString(shape) + " " + error +
+                                    " of memory " + std::to_string(memory));
+    b.tensors.push_back({shape, dtype, memory, *layout});
   }
   auto tensorIndex = [&](const Json &j) {
     int64_t id = j.at(key::tensor);
@@ -108,26 +218,111 @@ Bundle Bundle::load(const fs::path &dir) {
                   " updates an input that does not exist");
     b.outputUpdates.push_back(updates);
   }
-  for (const Json &k : json.at(key::kernels)) {
+  const Json &kernels = json.at(key::kernels);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Json &k = kernels[i];
     Kernel kernel;
     kernel.name = k.at(key::name);
-    for (const Json &a : k.at(key::args))
-      kernel.args.push_back(a.at(key::memory));
+    std::string what = "kernel " + std::to_string(i) + " (" + kernel.name + ")";
+    const Json &args = k.at(key::args);
+    for (size_t a = 0; a < args.size(); ++a) {
+      int64_t memory = args[a].at(key::memory);
+      if (memory < 0 || memory >= static_cast<int64_t>(b.memories.size()))
+        throw manifestError(
+            what, "argument " + std::to_string(a) + " names memory " +
+                      std::to_string(memory) + ", which does not exist");
+      kernel.args.push_back(memory);
+    }
+    std::vector<int64_t> grid(3), workgroup(3);
     for (int d = 0; d < 3; ++d) {
-      kernel.grid[d] = k.at(key::grid).at(d);
-      kernel.workgroup[d] = k.at(key::workgroup).at(d);
+      grid[d] = k.at(key::grid).at(d);
+      workgroup[d] = k.at(key::workgroup).at(d);
+    }
+    int64_t items = 0;
+    for (int d = 0; d < 3; ++d)
+      if (grid[d] < 1 || grid[d] > kMaxGridDim || workgroup[d] < 1 ||
+          workgroup[d] > grid[d] || grid[d] % workgroup[d] != 0)
+        throw manifestError(what,
+                            "grid " + shapeString(grid) + " with work-group " +
+                                shapeString(workgroup) + " is out of range");
+    if (!boundedProduct(grid, kMaxGridItems, items))
+      throw manifestError(what, "grid " + shapeString(grid) +
+                                    " has more than 2^40 work-items");
+    for (int d = 0; d < 3; ++d) {
+      kernel.grid[d] = static_cast<size_t>(grid[d]);
+      kernel.workgroup[d] = static_cast<size_t>(workgroup[d]);
     }
     b.kernels.push_back(kernel);
   }
   return b;
 }
 
+/// The program binary cache: a file per source, device and driver holding a
+/// header (magic, binary size, FNV-1a hash of the binary) and the binary.
+/// Written to a temporary file and renamed, and checked on load, so a
+/// truncated or corrupt file is rebuilt instead of handed to the driver.
+static constexpr char kCacheMagic[8] = {'F', 'B', 'L', 'B', 'I', 'N', '0', '1'};
+static constexpr const char *kBuildOptions =
+    "-cl-std=CL1.2 -cl-kernel-arg-info";
+
+static uint64_t fnv1a(const std::string &data, size_t from) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = from; i < data.size(); ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static constexpr size_t kCacheHeader = sizeof(kCacheMagic) + 2 * 8;
+
+/// The binary in a cache file's contents; empty when it is no intact cache
+/// file.
+static std::string cachedBinary(const std::string &file) {
+  if (file.size() <= kCacheHeader ||
+      file.compare(0, sizeof(kCacheMagic), kCacheMagic, sizeof(kCacheMagic)))
+    return {};
+  uint64_t size, hash;
+  std::memcpy(&size, file.data() + sizeof(kCacheMagic), 8);
+  std::memcpy(&hash, file.data() + sizeof(kCacheMagic) + 8, 8);
+  if (size != file.size() - kCacheHeader || hash != fnv1a(file, kCacheHeader))
+    return {};
+  return file.substr(kCacheHeader);
+}
+
+/// Best effort: a cache that cannot be written only costs a rebuild.
+static void writeCache(const fs::path &cached, const std::string &binary) {
+  std::error_code ec;
+  fs::create_directories(cached.parent_path(), ec);
+  std::string file(kCacheMagic, sizeof(kCacheMagic));
+  uint64_t size = binary.size();
+  uint64_t hash = fnv1a(binary, 0);
+  file.append(reinterpret_cast<const char *>(&size), 8);
+  file.append(reinterpret_cast<const char *>(&hash), 8);
+  file += binary;
+  fs::path tmp = cached;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << file;
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, cached, ec);
+  if (ec)
+    fs::remove(tmp, ec);
+}
+
 cl_program fbl::runtime::buildProgram(cl_context context,
                                       const DeviceEntry &device,
                                       const std::string &source) {
-  // Binary cache keyed by source, device and driver.
-  std::string key =
-      source + device.name + deviceString(device.device, CL_DRIVER_VERSION);
+  // Binary cache keyed by source, build options, device and driver.
+  std::string key = source + kBuildOptions + device.name +
+                    deviceString(device.device, CL_DRIVER_VERSION);
   size_t hash = std::hash<std::string>{}(key);
   const char *home = std::getenv("XDG_CACHE_HOME");
   fs::path cacheDir =
@@ -137,20 +332,27 @@ cl_program fbl::runtime::buildProgram(cl_context context,
   fs::path cached = cacheDir / (std::to_string(hash) + ".bin");
   cl_program program = nullptr;
   cl_int err;
-  if (fs::exists(cached)) {
-    std::string binary = readFile(cached);
-    const unsigned char *bytes =
-        reinterpret_cast<const unsigned char *>(binary.data());
-    size_t size = binary.size();
-    cl_int status;
-    program = clCreateProgramWithBinary(context, 1, &device.device, &size,
-                                        &bytes, &status, &err);
-    if (err != CL_SUCCESS || status != CL_SUCCESS ||
-        clBuildProgram(program, 1, &device.device, "", nullptr, nullptr) !=
-            CL_SUCCESS) {
-      if (program)
-        clReleaseProgram(program);
-      program = nullptr;
+  std::error_code ec;
+  if (fs::is_regular_file(cached, ec)) {
+    std::string binary;
+    try {
+      binary = cachedBinary(readFile(cached));
+    } catch (const Error &) {
+    }
+    if (!binary.empty()) {
+      const unsigned char *bytes =
+          reinterpret_cast<const unsigned char *>(binary.data());
+      size_t size = binary.size();
+      cl_int status;
+      program = clCreateProgramWithBinary(context, 1, &device.device, &size,
+                                          &bytes, &status, &err);
+      if (err != CL_SUCCESS || status != CL_SUCCESS ||
+          clBuildProgram(program, 1, &device.device, kBuildOptions, nullptr,
+                         nullptr) != CL_SUCCESS) {
+        if (program)
+          clReleaseProgram(program);
+        program = nullptr;
+      }
     }
   }
   if (!program) {
@@ -158,7 +360,7 @@ cl_program fbl::runtime::buildProgram(cl_context context,
     size_t len = source.size();
     program = clCreateProgramWithSource(context, 1, &src, &len, &err);
     check(err, "clCreateProgramWithSource");
-    err = clBuildProgram(program, 1, &device.device, "-cl-std=CL1.2", nullptr,
+    err = clBuildProgram(program, 1, &device.device, kBuildOptions, nullptr,
                          nullptr);
     if (err != CL_SUCCESS) {
       size_t n = 0;
@@ -178,11 +380,8 @@ cl_program fbl::runtime::buildProgram(cl_context context,
       std::string binary(size, '\0');
       unsigned char *ptr = reinterpret_cast<unsigned char *>(binary.data());
       if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr,
-                           nullptr) == CL_SUCCESS) {
-        std::error_code ec;
-        fs::create_directories(cacheDir, ec);
-        std::ofstream(cached, std::ios::binary) << binary;
-      }
+                           nullptr) == CL_SUCCESS)
+        writeCache(cached, binary);
     }
   }
   return program;

@@ -54,7 +54,79 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
     k.kernel = clCreateKernel(program, k.name.c_str(), &err);
     check(err, "clCreateKernel(" + k.name + ")");
   }
+  checkKernels();
   allocate();
+}
+
+/// The parameter type `kind` needs in kernels.cl.
+static bool typeMatches(StorageKind kind, const std::string &type) {
+  switch (kind) {
+  case StorageKind::Buffer:
+    return type.find('*') != std::string::npos;
+  case StorageKind::Image2D:
+    return type == "image2d_t";
+  case StorageKind::Image2DArray:
+    return type == "image2d_array_t";
+  }
+  return false;
+}
+
+void fbl_session::checkKernels() const {
+  cl_ulong maxAlloc =
+      deviceValue<cl_ulong>(device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  for (size_t i = 0; i < memories.size(); ++i)
+    if (memories[i].storage == StorageKind::Buffer && maxAlloc > 0 &&
+        static_cast<cl_ulong>(memories[i].bytes) > maxAlloc)
+      throw Error("manifest.json: memory " + std::to_string(i) +
+                  ": buffer of " + std::to_string(memories[i].bytes) +
+                  " bytes exceeds the limit of '" + device.name + "' (" +
+                  std::to_string(maxAlloc) + ")");
+  size_t maxGroup =
+      deviceValue<size_t>(device.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  size_t maxItems[3] = {0, 0, 0};
+  clGetDeviceInfo(device.device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                  sizeof(maxItems), maxItems, nullptr);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel &k = kernels[i];
+    std::string what =
+        "manifest.json: kernel " + std::to_string(i) + " (" + k.name + "): ";
+    size_t group = k.workgroup[0] * k.workgroup[1] * k.workgroup[2];
+    bool over = maxGroup > 0 && group > maxGroup;
+    for (int d = 0; d < 3; ++d)
+      over |= maxItems[d] > 0 && k.workgroup[d] > maxItems[d];
+    if (over)
+      throw Error(what + "work-group " + std::to_string(k.workgroup[0]) + "x" +
+                  std::to_string(k.workgroup[1]) + "x" +
+                  std::to_string(k.workgroup[2]) + " exceeds the limits of '" +
+                  device.name + "' (" + std::to_string(maxGroup) +
+                  " work-items)");
+    cl_uint numArgs = 0;
+    check(clGetKernelInfo(k.kernel, CL_KERNEL_NUM_ARGS, sizeof(numArgs),
+                          &numArgs, nullptr),
+          "clGetKernelInfo(" + k.name + ")");
+    if (numArgs != k.args.size())
+      throw Error(what + std::to_string(k.args.size()) +
+                  " arguments, kernels.cl declares " + std::to_string(numArgs));
+    for (size_t a = 0; a < k.args.size(); ++a) {
+      // Argument types need -cl-kernel-arg-info; without them (a driver
+      // that drops them from binaries) only the count is checked.
+      size_t n = 0;
+      if (clGetKernelArgInfo(k.kernel, a, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr,
+                             &n) != CL_SUCCESS)
+        break;
+      std::string type(n, '\0');
+      if (clGetKernelArgInfo(k.kernel, a, CL_KERNEL_ARG_TYPE_NAME, n,
+                             type.data(), nullptr) != CL_SUCCESS)
+        break;
+      type.resize(std::strlen(type.c_str()));
+      StorageKind kind = memories[k.args[a]].storage;
+      if (!typeMatches(kind, type))
+        throw Error(what + "argument " + std::to_string(a) + " is memory " +
+                    std::to_string(k.args[a]) + " (" +
+                    manifest::storageKindName(kind) +
+                    "), but kernels.cl takes " + type);
+    }
+  }
 }
 
 void fbl_session::allocate() {

@@ -28,6 +28,10 @@ struct fbl_session : fbl::runtime::Bundle {
   ~fbl_session();
 
   void open(const std::filesystem::path &dir, const char *selector);
+  /// Checks the manifest's kernels against the program and the device:
+  /// argument counts and storage kinds, work-group sizes, buffer sizes.
+  /// Throws before anything is allocated.
+  void checkKernels() const;
   void allocate();
   void upload(size_t input, const void *data, size_t bytes);
   /// Throws the one-line error for the first element of integer input
