@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -94,6 +95,25 @@ LogicalResult mlir::fbl::verifyProjectedPermutationMaps(Operation *root,
                 "dimension";
       else
         diag << "each loop dim may index one dimension only";
+      return WalkResult::interrupt();
+    }
+    // The verifier accepts iterator types that contradict the maps; autodiff
+    // and the kernels derive loop roles from both and crash on a mismatch.
+    // A loop is a reduction exactly when no output map indexes it.
+    llvm::SmallBitVector inOutput(op.getNumLoops());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults())
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          inOutput.set(dim.getPosition());
+    for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+      bool reduction = type == utils::IteratorType::reduction;
+      if (reduction != inOutput.test(d))
+        continue;
+      op.emitError() << passName << ": cannot " << action << " '"
+                     << op->getName() << "': loop dim #" << d << " is marked "
+                     << (reduction ? "reduction" : "parallel")
+                     << (reduction ? " but indexes an output"
+                                   : " but indexes no output");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -1,4 +1,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-autodiff -verify-diagnostics
+// RUN: not fbl-opt %s -split-input-file -fbl-autodiff=require-model 2>&1 | FileCheck %s --check-prefix=NOMODEL
+// RUN: not fbl-opt %s -split-input-file --fbl-training-pipeline="target=pocl-cpu" 2>&1 | FileCheck %s --check-prefix=NOMODEL
 
 func.func @no_rule(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
   %le = tensor.empty() : tensor<f32>
@@ -85,4 +87,49 @@ func.func @branches(%x: tensor<f32> {fbl.param}, %c: i1) -> tensor<f32> {
   return %x : tensor<f32>
 ^b:
   return %x : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{fbl-autodiff: cannot differentiate @dynamic: argument #0 has type 'tensor<?xf32>'; only static shapes are supported}}
+func.func @dynamic(%x: tensor<?xf32> {fbl.param}) -> tensor<f32> {
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<?xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Functions that are not models are skipped with a warning each.
+// expected-warning @+1 {{fbl-autodiff: not compiling @no_param: it has no fbl.param argument}}
+func.func @no_param(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+// expected-warning @+1 {{fbl-autodiff: not compiling @f64_loss: its result 'tensor<f64>' is not a scalar tensor<f32> loss}}
+func.func @f64_loss(%x: tensor<f64> {fbl.param}) -> tensor<f64> {
+  return %x : tensor<f64>
+}
+// expected-warning @+1 {{fbl-autodiff: not compiling @vector_loss: its result 'tensor<4xf32>' is not a scalar tensor<f32> loss}}
+func.func @vector_loss(%x: tensor<4xf32> {fbl.param}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @model(%x: tensor<f32> {fbl.param}) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// With require-model (the training pipeline), a module without a model fails.
+// NOMODEL: warning: fbl-autodiff: not compiling @two_results
+// NOMODEL: error: fbl-autodiff: no function of the module can be trained; a model takes fbl.param arguments and returns one scalar tensor<f32> loss
+module {
+  // expected-warning @+1 {{fbl-autodiff: not compiling @two_results: it returns 2 results; a model returns one scalar tensor<f32> loss}}
+  func.func @two_results(%x: tensor<f32> {fbl.param}) -> (tensor<f32>, tensor<f32>) {
+    return %x, %x : tensor<f32>, tensor<f32>
+  }
 }

@@ -162,3 +162,63 @@ func.func @written_shifted(%x: tensor<3xf32>, %w: tensor<3xf32> {fbl.param}) -> 
   } -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The verifier accepts an elementwise generic whose output keeps a dim marked
+// reduction; the kernels would index its output by a reduced loop.
+func.func @reduction_dim_in_output(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': loop dim #0 is marked reduction but indexes an output}}
+  %t = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["reduction"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %h = math.tanh %a : f32
+    linalg.yield %h : f32
+  } -> tensor<4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%t : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @parallel_dim_not_in_output(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
+  %le = tensor.empty() : tensor<f32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': loop dim #0 is marked parallel but indexes no output}}
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A gather whose ids are read through n floordiv 2.
+func.func @gather_floordiv_ids(%table: tensor<6xf32> {fbl.param}, %ids: tensor<5xi64>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<10xf32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0) -> (d0 floordiv 2)>, which is not a projected permutation}}
+  %emb = linalg.generic {indexing_maps = [affine_map<(n) -> (n floordiv 2)>, affine_map<(n) -> (n)>], iterator_types = ["parallel"]}
+      ins(%ids : tensor<5xi64>) outs(%e : tensor<10xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %v = tensor.extract %table[%row] : tensor<6xf32>
+    linalg.yield %v : f32
+  } -> tensor<10xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(n) -> (n)>, affine_map<(n) -> ()>], iterator_types = ["reduction"]}
+      ins(%emb : tensor<10xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -23,7 +23,9 @@ bool normalizeUnitDimIndexMaps(func::FuncOp func);
 
 /// Emits one error ("<passName>: cannot <action> '<op>': operand #N is
 /// accessed through <map>, ...") on the first linalg op under `root` with an
-/// indexing map that is not a projected permutation, and fails.
+/// indexing map that is not a projected permutation, or whose iterator types
+/// contradict its maps (a reduction dim in an output map, a parallel dim in
+/// none), and fails.
 LogicalResult verifyProjectedPermutationMaps(Operation *root,
                                              StringRef passName,
                                              StringRef action);

@@ -18,6 +18,7 @@
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstdio>
@@ -29,6 +30,46 @@ namespace mlir::fbl {
 
 using namespace mlir;
 using namespace mlir::fbl;
+
+/// Why `func` is not a trainable model, or "" when it is one.
+static std::string whyNotTrainable(func::FuncOp func) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  ArrayRef<Type> results = func.getFunctionType().getResults();
+  if (getParamArgs(func).empty())
+    os << "it has no fbl.param argument";
+  else if (results.size() != 1)
+    os << "it returns " << results.size()
+       << " results; a model returns one scalar tensor<f32> loss";
+  else if (!returnsScalarLoss(func))
+    os << "its result '" << results[0] << "' is not a scalar tensor<f32> loss";
+  return why;
+}
+
+/// Refuses dynamic shapes: the backward allocates its adjoints with static
+/// tensor.empty and would be invalid IR.
+static LogicalResult verifyStaticShapes(func::FuncOp func) {
+  auto isDynamic = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && (!shaped.hasRank() || !shaped.hasStaticShape());
+  };
+  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes()))
+    if (isDynamic(t))
+      return func.emitError("fbl-autodiff: cannot differentiate @")
+             << func.getSymName() << ": argument #" << i << " has type " << t
+             << "; only static shapes are supported";
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (isDynamic(t)) {
+        op->emitError("fbl-autodiff: cannot differentiate '")
+            << op->getName() << "': its result has type " << t
+            << "; only static shapes are supported";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
 
 namespace {
 struct AutodiffPass
@@ -80,15 +121,41 @@ struct AutodiffPass
       if (!func.isExternal())
         (void)normalizeUnitDimIndexMaps(func);
 
+    // Every function that is not trained says why: a silent skip leaves the
+    // user with fbl-translate asking for the pipeline they already ran.
     SmallVector<func::FuncOp> forwards;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && returnsScalarLoss(func) &&
-          !getParamArgs(func).empty() &&
-          !SymbolTable::lookupSymbolIn(module,
+    unsigned trainable = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      // The backward of a model differentiated earlier.
+      StringRef base = func.getSymName();
+      if ((base.consume_back("_grad") || base.consume_back("_step")) &&
+          SymbolTable::lookupSymbolIn(module, base))
+        continue;
+      std::string why = whyNotTrainable(func);
+      if (!why.empty()) {
+        func.emitWarning("fbl-autodiff: not compiling @")
+            << func.getSymName() << ": " << why;
+        continue;
+      }
+      ++trainable;
+      if (!SymbolTable::lookupSymbolIn(module,
                                        (func.getSymName() + "_grad").str()))
         forwards.push_back(func);
+    }
+    // Alone, the pass leaves model-free modules as they are; the pipeline
+    // has nothing to compile in them.
+    if (trainable == 0 && requireModel) {
+      mlir::emitError(module.getLoc(),
+                      "fbl-autodiff: no function of the module can be "
+                      "trained; a model takes fbl.param arguments and "
+                      "returns one scalar tensor<f32> loss");
+      return signalPassFailure();
+    }
     for (func::FuncOp forward : forwards)
-      if (failed(verifyProjectedPermutationMaps(forward, "fbl-autodiff",
+      if (failed(verifyStaticShapes(forward)) ||
+          failed(verifyProjectedPermutationMaps(forward, "fbl-autodiff",
                                                 "differentiate")))
         return signalPassFailure();
 

@@ -27,6 +27,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   FBLAutodiffPassOptions autodiff;
   autodiff.optimizer = options.optimizer;
   autodiff.learningRate = options.learningRate;
+  autodiff.requireModel = true;
   pm.addPass(createFBLAutodiffPass(autodiff));
   pm.addPass(createFBLDecomposeAggregatesPass());
   if (options.fuse)

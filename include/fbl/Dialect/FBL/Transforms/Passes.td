@@ -94,6 +94,9 @@ def FBLAutodiffPass : Pass<"fbl-autodiff", "::mlir::ModuleOp"> {
            "AdamW denominator epsilon">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "Decoupled weight decay (AdamW) or L2 decay (SGD)">,
+    Option<"requireModel", "require-model", "bool", /*default=*/"false",
+           "Fail when no function of the module is a trainable model (the "
+           "training pipeline sets it)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -70,7 +70,13 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
   } else {
     auto insert = cast<tensor::InsertSliceOp>(op);
     unsigned src = kb.addInput(insert.getSource());
-    unsigned dest = kb.addInput(insert.getDest());
+    // A tensor.empty destination (tensor.concat decomposes into inserts into
+    // one) is never allocated: fill what the slice leaves out with zeros
+    // instead of reading it.
+    bool emptyDest = insert.getDest().getDefiningOp<tensor::EmptyOp>();
+    std::optional<unsigned> dest;
+    if (!emptyDest)
+      dest = kb.addInput(insert.getDest());
     ArrayRef<int64_t> sizes = insert.getStaticSizes();
     llvm::SmallBitVector dropped = insert.getDroppedDims();
     Type elem = resultType.getElementType();
@@ -103,7 +109,11 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
       b.setInsertionPointToStart(&pick.getThenRegion().front());
       scf::YieldOp::create(b, loc, a.load(kb.inputHandle(src), srcIdx));
       b.setInsertionPointToStart(&pick.getElseRegion().front());
-      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(dest), idx));
+      Value outside =
+          dest ? a.load(kb.inputHandle(*dest), idx)
+               : arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
+                     .getResult();
+      scf::YieldOp::create(b, loc, outside);
       b.setInsertionPointAfter(pick);
       return pick.getResult(0);
     });
