@@ -12,6 +12,7 @@
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Layout/BundleManifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -23,18 +24,6 @@
 using namespace mlir;
 using namespace mlir::fbl;
 namespace fl = ::fbl::layout;
-
-static const char *storageName(fl::StorageKind kind) {
-  switch (kind) {
-  case fl::StorageKind::Buffer:
-    return "buffer";
-  case fl::StorageKind::Image2D:
-    return "image2d";
-  case fl::StorageKind::Image2DArray:
-    return "image2d_array";
-  }
-  return "unknown";
-}
 
 template <typename T> static std::string printed(T thing) {
   std::string s;
@@ -98,7 +87,7 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
         j.attribute("view_of", viewedName);
       }
       j.attribute("type", printed(type));
-      j.attribute("storage", storageName(layout.storage()));
+      j.attribute("storage", ::fbl::manifest::storageKindName(layout.storage()));
       j.attributeArray("extents", [&] {
         j.value(e.width);
         j.value(e.height);
