@@ -17,6 +17,8 @@ packages=(
   clang-22 spirv-tools
   # end-to-end checks write and compare .npy arrays
   python3-numpy
+  # model layers are checked against PyTorch autograd (CPU)
+  python3-torch
 )
 
 missing=()

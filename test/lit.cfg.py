@@ -50,7 +50,14 @@ config.substitutions.append(
      "--fbl-translate {1}/fbl-translate --fbl-run {1}/fbl-run "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
-for tool in ["fbl-run", "spirv-val"]:
+# Models built by fbl-model against an independent PyTorch implementation
+# and their bundles against the upstream oracle (test/lib/model_check.py).
+config.substitutions.append(
+    ("%model_check",
+     "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
+for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val"]:
     llvm_config.add_tool_substitutions(
         [ToolSubst(tool, unresolved="ignore")],
         [config.fbl_tools_dir, "/usr/bin"])

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Layout/ParameterInit.h"
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
@@ -171,6 +172,20 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
         !dict.getAs<IntegerAttr>("max") || !dict.getAs<StringAttr>("message"))
       return op->emitError() << "'fbl.input_range' is a dictionary of "
                                 "integer min and max and a string message";
+    return success();
+  }
+  // The Hugging Face tensor name of a weight, or the name of a data input.
+  if (attr.getName() == "fbl.name") {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError() << "'fbl.name' is a non-empty string";
+    return success();
+  }
+  if (attr.getName() == "fbl.init") {
+    auto init = dyn_cast<StringAttr>(attr.getValue());
+    if (!init || !::fbl::layout::ParameterInit::parse(init.str()))
+      return op->emitError() << "'fbl.init' must be one of "
+                             << ::fbl::layout::ParameterInit::kSyntax;
     return success();
   }
   if (attr.getName() != getParamAttrName())

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Autodiff/Autodiff.h"
+#include "fbl/Autodiff/ImporterForms.h"
 #include "fbl/Autodiff/IndexMaps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
@@ -119,7 +120,7 @@ struct AutodiffPass
 
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
-        (void)normalizeUnitDimIndexMaps(func);
+        normalizeImporterForms(func);
 
     // Every function that is not trained says why: a silent skip leaves the
     // user with fbl-translate asking for the pipeline they already ran.

@@ -1,0 +1,30 @@
+//===- ImporterForms.h - Forms importers emit, made differentiable -*- C++ -*-===//
+//
+// Importers such as torch-mlir write some computations in forms the gradient
+// rules and kernels do not take directly. Before differentiating, each is
+// rewritten with upstream's own transformations into an equivalent form fbl
+// handles:
+//   - tensor.concat (RoPE's rotate-half, a CLS token) -> tensor.insert_slice
+//     into tensor.empty (upstream's decomposition);
+//   - math.fpowi with a constant exponent (`x.pow(2)`) -> multiplications
+//     (upstream's math expansion);
+//   - f64 constants truncated or extended in a body (a norm's epsilon) ->
+//     f32 constants (folding);
+//   - constant-0 results of index maps on size-1 dims (keepdim reductions
+//     and their broadcasts) -> projected permutations between reshapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_AUTODIFF_IMPORTERFORMS_H
+#define FBL_AUTODIFF_IMPORTERFORMS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::fbl {
+
+/// Applies the rewrites above to `func`.
+void normalizeImporterForms(func::FuncOp func);
+
+} // namespace mlir::fbl
+
+#endif // FBL_AUTODIFF_IMPORTERFORMS_H

@@ -1,0 +1,80 @@
+//===- ModelConfig.h - Hugging Face-style model configurations --*- C++ -*-===//
+//
+// The fields of a Hugging Face `config.json` that decide a decoder LLM's
+// training graph, read once here for every builder and tool. Presets are the
+// published configs of real models plus a `tiny` model of each family; they
+// are compiled into the library, so no file or network access is needed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_MODELS_MODELCONFIG_H
+#define FBL_MODELS_MODELCONFIG_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fbl::models {
+
+/// The decoder families the builder knows, by `model_type`.
+enum class Family { Llama, Qwen2, Gemma };
+
+/// Feed-forward activations (`hidden_act` / `hidden_activation`).
+enum class Activation { SiLU, GeluTanh, GeluErf };
+
+/// LLaMA-3's frequency-dependent RoPE scaling (`rope_scaling.rope_type =
+/// "llama3"`).
+struct Llama3RopeScaling {
+  double factor = 8.0;
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  int64_t originalMaxPositions = 8192;
+};
+
+struct ModelConfig {
+  Family family = Family::Llama;
+  std::string modelType; ///< as written in the file
+  int64_t hiddenSize = 0;
+  int64_t intermediateSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKeyValueHeads = 0;
+  int64_t headDim = 0;
+  int64_t vocabSize = 0;
+  int64_t maxPositions = 0;
+  double rmsNormEps = 1e-6;
+  double ropeTheta = 10000.0;
+  std::optional<Llama3RopeScaling> llama3Rope;
+  Activation activation = Activation::SiLU;
+  bool tieWordEmbeddings = false;
+  bool attentionBias = false; ///< q/k/v (and o for LLaMA) projections
+  bool outputProjectionBias = false;
+  bool mlpBias = false;
+  double initializerRange = 0.02;
+  int64_t bosTokenId = -1;
+  int64_t eosTokenId = -1;
+
+  /// Parses a `config.json` text; `origin` names it in errors.
+  static llvm::Expected<ModelConfig> parse(llvm::StringRef json,
+                                           llvm::StringRef origin);
+  /// A preset by name (see presetNames()) or a path to a config.json.
+  static llvm::Expected<ModelConfig> load(llvm::StringRef presetOrPath);
+  /// The config.json text of a preset or file.
+  static llvm::Expected<std::string> loadText(llvm::StringRef presetOrPath);
+
+  /// Number of parameters of the model (embeddings counted once when tied).
+  int64_t numParameters() const;
+  llvm::StringRef familyName() const;
+};
+
+/// Names accepted by ModelConfig::load besides paths, e.g. "tinyllama",
+/// "llama-3.2-1b", "tiny-llama".
+llvm::ArrayRef<llvm::StringRef> presetNames();
+
+} // namespace fbl::models
+
+#endif // FBL_MODELS_MODELCONFIG_H

@@ -1,0 +1,124 @@
+"""An independent PyTorch implementation of the LLaMA, Qwen2 and Gemma causal
+language models, written from the published model definitions (the
+Hugging Face `modeling_llama.py`, `modeling_qwen2.py`, `modeling_gemma.py`
+forward passes), for checking fbl's model builder with autograd.
+
+`loss_and_grads(config, weights, ids, labels)` returns the shifted
+next-token cross-entropy (mean over labels != -100) and the gradient of every
+weight, keyed by its Hugging Face name. Computed in float64 so that the
+reference itself adds no rounding to the comparison.
+"""
+import math
+
+import numpy as np
+import torch
+
+
+def _activation(config):
+    family = config["model_type"]
+    name = config.get("hidden_activation") or config.get("hidden_act", "silu")
+    if family == "gemma" and not config.get("hidden_activation") and name == "gelu":
+        name = "gelu_pytorch_tanh"  # what Gemma's reference code uses
+    if name in ("silu", "swish"):
+        return torch.nn.functional.silu
+    if name in ("gelu_pytorch_tanh", "gelu_new", "gelu_fast"):
+        return lambda x: torch.nn.functional.gelu(x, approximate="tanh")
+    if name == "gelu":
+        return torch.nn.functional.gelu
+    raise ValueError(name)
+
+
+def _inv_freq(config, head_dim):
+    theta = config.get("rope_theta", 10000.0)
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    scaling = config.get("rope_scaling")
+    if scaling:
+        # LLaMA-3 "llama3" rope type.
+        factor = scaling["factor"]
+        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old = scaling["original_max_position_embeddings"]
+        low_wave, high_wave = old / low, old / high
+        wave = 2 * math.pi / inv
+        scaled = torch.where(wave > low_wave, inv / factor, inv)
+        smooth = (old / wave - low) / (high - low)
+        blended = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wave < high_wave) & ~(wave > low_wave)
+        inv = torch.where(medium, blended, scaled)
+    return inv
+
+
+def _rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def loss_and_grads(config, weights, ids, labels):
+    family = config["model_type"]
+    hidden = config["hidden_size"]
+    heads = config["num_attention_heads"]
+    kv_heads = config.get("num_key_value_heads", heads)
+    head_dim = config.get("head_dim") or hidden // heads
+    layers = config["num_hidden_layers"]
+    eps = config.get("rms_norm_eps", 1e-6)
+    tied = config.get("tie_word_embeddings", family == "gemma")
+    act = _activation(config)
+
+    w = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
+         for k, v in weights.items()}
+    ids_t = torch.tensor(ids, dtype=torch.long)
+    labels_t = torch.tensor(labels, dtype=torch.long)
+    batch, seq = ids_t.shape
+
+    def rms_norm(x, weight):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        x = x * torch.rsqrt(variance + eps)
+        if family == "gemma":
+            return x * (1.0 + weight)
+        return weight * x
+
+    def linear(x, prefix):
+        y = x @ w[prefix + ".weight"].t()
+        if prefix + ".bias" in w:
+            y = y + w[prefix + ".bias"]
+        return y
+
+    # cos/sin from float32 inv_freq, as the reference computes them.
+    inv = _inv_freq(config, head_dim)
+    pos = torch.arange(seq, dtype=torch.float32)
+    freqs = torch.outer(pos, inv)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos().double(), emb.sin().double()
+
+    x = torch.nn.functional.embedding(ids_t, w["model.embed_tokens.weight"])
+    if family == "gemma":
+        x = x * torch.tensor(hidden ** 0.5, dtype=torch.float32).double()
+    causal = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"])
+        q = linear(h, p + "self_attn.q_proj").view(batch, seq, heads, head_dim).transpose(1, 2)
+        k = linear(h, p + "self_attn.k_proj").view(batch, seq, kv_heads, head_dim).transpose(1, 2)
+        v = linear(h, p + "self_attn.v_proj").view(batch, seq, kv_heads, head_dim).transpose(1, 2)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        rep = heads // kv_heads
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        scores = (q @ k.transpose(2, 3)) / math.sqrt(head_dim)
+        scores = scores.masked_fill(causal, float("-inf"))
+        o = torch.softmax(scores, dim=-1) @ v
+        o = o.transpose(1, 2).reshape(batch, seq, heads * head_dim)
+        x = x + linear(o, p + "self_attn.o_proj")
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"])
+        gate = linear(h, p + "mlp.gate_proj")
+        up = linear(h, p + "mlp.up_proj")
+        x = x + linear(act(gate) * up, p + "mlp.down_proj")
+    x = rms_norm(x, w["model.norm.weight"])
+    head = w["model.embed_tokens.weight"] if tied else w["lm_head.weight"]
+    logits = x @ head.t()
+    shift_logits = logits[:, :-1, :].reshape(-1, logits.shape[-1])
+    shift_labels = labels_t[:, 1:].reshape(-1)
+    loss = torch.nn.functional.cross_entropy(shift_logits, shift_labels, ignore_index=-100)
+    loss.backward()
+    return float(loss), {k: t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
+                         for k, t in w.items()}

@@ -1,0 +1,120 @@
+//===- fbl-model.cpp - Writes a model's forward training graph ------------===//
+//
+//   fbl-model --model <preset|config.json> [--seq N] [--batch B] [-o M.mlir]
+//
+// writes the forward training model (loss of the next-token prediction) of a
+// LLaMA-, Qwen2- or Gemma-style decoder as MLIR, ready for fbl-opt's
+// training pipeline. `--list-presets` prints the bundled configs,
+// `--describe` the model's dimensions and parameter count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Models/DecoderModel.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+using namespace fbl::models;
+
+static cl::opt<std::string> modelName("model",
+                                      cl::desc("Preset name or config.json"),
+                                      cl::value_desc("preset|file"));
+static cl::opt<int64_t> seqLen("seq", cl::desc("Sequence length"),
+                               cl::init(128));
+static cl::opt<int64_t> batchSize("batch", cl::desc("Batch size"),
+                                  cl::init(1));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<std::string> funcName("name",
+                                     cl::desc("Name of the model function"),
+                                     cl::init("model"));
+static cl::opt<bool> listPresets("list-presets",
+                                 cl::desc("Print the bundled configs"));
+static cl::opt<bool> printConfig("print-config",
+                                 cl::desc("Print the config.json text"));
+static cl::opt<bool> describe("describe",
+                              cl::desc("Print the model's dimensions"));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "fbl-model") << message << "\n";
+  return 1;
+}
+
+static void printDescription(raw_ostream &os, const ModelConfig &c) {
+  os << formatv("family {0} (model_type {1}), {2} layers, hidden {3}, "
+                "intermediate {4}, heads {5} (kv {6}, head_dim {7}), vocab "
+                "{8}, {9} embeddings, {10:N} parameters\n",
+                c.familyName(), c.modelType, c.numLayers, c.hiddenSize,
+                c.intermediateSize, c.numHeads, c.numKeyValueHeads, c.headDim,
+                c.vocabSize, c.tieWordEmbeddings ? "tied" : "untied",
+                c.numParameters());
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "fbl model builder\n");
+  if (listPresets) {
+    for (StringRef name : presetNames()) {
+      Expected<ModelConfig> c = ModelConfig::load(name);
+      if (!c)
+        return fail(toString(c.takeError()));
+      outs() << name << ": ";
+      printDescription(outs(), *c);
+    }
+    return 0;
+  }
+  if (modelName.empty())
+    return fail("--model is required (a preset or a config.json; "
+                "--list-presets shows the presets)");
+  Expected<ModelConfig> config = ModelConfig::load(modelName);
+  if (!config)
+    return fail(toString(config.takeError()));
+  if (printConfig) {
+    outs() << *ModelConfig::loadText(modelName);
+    return 0;
+  }
+  if (describe) {
+    printDescription(outs(), *config);
+    return 0;
+  }
+
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  std::string diagnostic;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (diagnostic.empty())
+      diagnostic = d.str();
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  if (failed(buildDecoderModel(*module, *config, {batchSize, seqLen},
+                               funcName)))
+    return fail(diagnostic);
+  if (failed(mlir::verify(*module)))
+    return fail("internal error: the built model does not verify: " +
+                diagnostic);
+
+  std::string error;
+  std::unique_ptr<ToolOutputFile> out = mlir::openOutputFile(outputFile, &error);
+  if (!out)
+    return fail(error);
+  out->os() << "// " << modelName << ": ";
+  printDescription(out->os(), *config);
+  out->os() << "// batch " << batchSize << ", seq " << seqLen << "\n";
+  module->print(out->os());
+  out->os().flush();
+  if (out->os().has_error()) {
+    out->os().clear_error();
+    return fail("cannot write '" + outputFile + "'");
+  }
+  out->keep();
+  return 0;
+}
