@@ -5,18 +5,23 @@ layouts and run or train it on the local OpenCL device with numpy arrays.
     bundle = fbl.compile("examples/mlp.mlir", optimizer="adamw", lr=0.01)
     with fbl.Session(bundle) as s:
         result = s.train({"arg0": w0, "arg1": b0, ...}, steps=100)
+
+    # Fine-tune a decoder LLM (LoRA) on a text file:
+    summary = fbl.finetune("tiny-llama", "examples/data/layouts.txt", "out/",
+                           steps=300, lora={"rank": 8, "targets": ["q_proj", "v_proj"]})
 """
 
 import os
 from typing import Callable, Optional, Union
 
 from .compiler import CompileError, compile, local_target
+from .finetune import build_model, finetune
 from .runtime import (Error, Session, TensorInfo, TrainResult,
                       describe_device, list_devices)
 
 __all__ = ["CompileError", "Error", "Session", "TensorInfo", "TrainResult",
-           "compile", "describe_device", "list_devices", "local_target",
-           "train"]
+           "build_model", "compile", "describe_device", "finetune",
+           "list_devices", "local_target", "train"]
 
 
 def train(model: Union[str, os.PathLike], inputs, steps: int, *,
