@@ -4,6 +4,8 @@
   e2e_check.py MODEL.mlir --policy P --target T --fbl-opt ... --fbl-translate
       ... --fbl-run ... --llvm-bin DIR [--device SEL] [--rtol R] [--atol A]
 
+0. With --pre-pass (repeatable), fbl-opt rewrites the model first (say with
+   fbl-insert-lora); everything below compiles the rewritten model.
 1. Inputs: fixed pseudo-random arrays (GRADCHECK-ARG directives in the model
    give ranges), written as .npy.
 2. Oracle: fbl-autodiff's @f_grad lowered by upstream mlir-opt
@@ -41,16 +43,22 @@ def main():
     ap.add_argument("--prepare", default="",
                     help="write bundle/, inputs/argI.npy and oracle/resultJ.npy "
                          "into this folder (to run elsewhere) instead of running")
+    ap.add_argument("--pre-pass", action="append", default=[],
+                    help="fbl-opt pass run on the model first, without the "
+                         "leading dashes")
     args = ap.parse_args()
 
     src = open(args.model).read()
-    name, fargs = gradcheck.find_forward(re.sub(r"//[^\n]*", "", src))
-    inputs = gradcheck.model_inputs(src, fargs, args.seed)
-    params = [i for i, (_, p) in enumerate(fargs) if p]
-
     with tempfile.TemporaryDirectory() as tmp:
+        model = gradcheck.apply_pre_passes(args.fbl_opt, args.model,
+                                           args.pre_pass, tmp)
+        name, fargs = gradcheck.find_forward(
+            re.sub(r"//[^\n]*", "", open(model).read()))
+        inputs = gradcheck.model_inputs(src, fargs, args.seed)
+        params = [i for i, (_, p) in enumerate(fargs) if p]
+
         # The oracle.
-        ad = gradcheck.run([args.fbl_opt, args.model, "--fbl-autodiff"])
+        ad = gradcheck.run([args.fbl_opt, model, "--fbl-autodiff"])
         body, call_args, types = [], [], []
         for i, (dims, elem, vals) in enumerate(inputs):
             attr, ty = gradcheck.dense(vals, dims, elem)
@@ -79,7 +87,7 @@ def main():
 
         # fbl.
         compiled = os.path.join(tmp, "compiled.mlir")
-        gradcheck.run([args.fbl_opt, args.model,
+        gradcheck.run([args.fbl_opt, model,
                        f"--fbl-training-pipeline=policy={args.policy} target={args.target}",
                        "-o", compiled])
         bundle = os.path.join(tmp, "bundle")

@@ -2,7 +2,8 @@
 //
 // Registers the dialect's attributes and ops, and verifies the discardable
 // attributes it owns: `fbl.target` on a module (every encoded tensor inside
-// must fit the target's image limits) and `fbl.param` on arguments.
+// must fit the target's image limits), and `fbl.param`, `fbl.name` and
+// `fbl.init` on arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -156,6 +159,18 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
   return failure(walk.wasInterrupted());
 }
 
+/// Whether `spec` is an `fbl.init` value: zeros, ones, normal:<std> or
+/// uniform:<bound>.
+static bool isValidInitSpec(StringRef spec) {
+  if (spec == "zeros" || spec == "ones")
+    return true;
+  if (!spec.consume_front("normal:") && !spec.consume_front("uniform:"))
+    return false;
+  double value;
+  // getAsDouble returns true on a parse error.
+  return !spec.getAsDouble(value) && std::isfinite(value) && value >= 0;
+}
+
 LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
@@ -171,6 +186,21 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
         !dict.getAs<IntegerAttr>("max") || !dict.getAs<StringAttr>("message"))
       return op->emitError() << "'fbl.input_range' is a dictionary of "
                                 "integer min and max and a string message";
+    return success();
+  }
+  if (attr.getName() == getNameAttrName()) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError()
+             << "'" << getNameAttrName() << "' is a non-empty string";
+    return success();
+  }
+  if (attr.getName() == getInitAttrName()) {
+    auto init = dyn_cast<StringAttr>(attr.getValue());
+    if (!init || !isValidInitSpec(init.getValue()))
+      return op->emitError() << "'" << getInitAttrName()
+                             << "' is \"zeros\", \"ones\", \"normal:<std>\" or "
+                                "\"uniform:<bound>\" with a finite number >= 0";
     return success();
   }
   if (attr.getName() != getParamAttrName())
