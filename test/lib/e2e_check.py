@@ -108,17 +108,22 @@ def main():
     ap.add_argument("--prepare", default="",
                     help="write bundle/, inputs/argI.npy and oracle/resultJ.npy "
                          "into this folder (to run elsewhere) instead of running")
+    ap.add_argument("--pre-pass", action="append", default=[],
+                    help="fbl-opt pass run on the model first, without the "
+                         "leading dashes")
     args = ap.parse_args()
 
     src = open(args.model).read()
-    name, fargs = gradcheck.find_forward(re.sub(r"//[^\n]*", "", src))
-    inputs = gradcheck.model_inputs(src, fargs, args.seed)
-    params = [i for i, (_, p) in enumerate(fargs) if p]
-
     with tempfile.TemporaryDirectory() as tmp:
-        oracle = oracle_results(args.fbl_opt, args.model, name, inputs, params,
+        model = gradcheck.apply_pre_passes(args.fbl_opt, args.model,
+                                           args.pre_pass, tmp)
+        name, fargs = gradcheck.find_forward(
+            re.sub(r"//[^\n]*", "", open(model).read()))
+        inputs = gradcheck.model_inputs(src, fargs, args.seed)
+        params = [i for i, (_, p) in enumerate(fargs) if p]
+        oracle = oracle_results(args.fbl_opt, model, name, inputs, params,
                                 args.llvm_bin)
-        bundle = compile_bundle(args.fbl_opt, args.fbl_translate, args.model,
+        bundle = compile_bundle(args.fbl_opt, args.fbl_translate, model,
                                 args.policy, args.target, tmp)
         if args.prepare:
             import shutil

@@ -12,6 +12,9 @@ Directives in the input file:
   // GRADCHECK-ARG: <index> uniform <lo> <hi>     float input range
   // GRADCHECK-ARG: <index> ints <lo> <hi>        integer input range
   // GRADCHECK-OPTIONS: <fbl-autodiff options>    e.g. wrt=0
+
+--pre-pass 'fbl-insert-lora=rank=4 targets=q_proj' (repeatable) rewrites the
+model with fbl-opt first; the directives still come from the input file.
 """
 
 import argparse
@@ -67,6 +70,16 @@ def find_forward(text):
         if any(p for _, p in args):
             return m.group(1), args
     sys.exit("gradcheck: no forward function (fbl.param args, tensor<f32> result)")
+
+
+def apply_pre_passes(fbl_opt, model, passes, tmp):
+    """Runs fbl-opt with `passes` (flags without their leading dashes) on
+    `model`; returns the rewritten model's path, or `model` without passes."""
+    if not passes:
+        return model
+    out = os.path.join(tmp, "rewritten.mlir")
+    run([fbl_opt, model] + ["--" + p for p in passes] + ["-o", out])
+    return out
 
 
 def function_text(text, name):
@@ -183,14 +196,19 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--eps", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--pre-pass", action="append", default=[],
+                    help="fbl-opt pass run on the model first, without the "
+                         "leading dashes")
     args = ap.parse_args()
 
     src = open(args.input).read()
     opts = re.search(r"//\s*GRADCHECK-OPTIONS:\s*(.*)", src)
     ad_opts = opts.group(1).strip() if opts else ""
 
-    name, fargs = find_forward(re.sub(r"//[^\n]*", "", src))
-    ad = run([args.fbl_opt, args.input,
+    tmp = tempfile.TemporaryDirectory()
+    model = apply_pre_passes(args.fbl_opt, args.input, args.pre_pass, tmp.name)
+    name, fargs = find_forward(re.sub(r"//[^\n]*", "", open(model).read()))
+    ad = run([args.fbl_opt, model,
               f"--fbl-autodiff={ad_opts}" if ad_opts else "--fbl-autodiff"])
     params = [i for i, (_, p) in enumerate(fargs) if p]
     wrt = re.search(r"wrt=([\d,]+)", ad_opts)

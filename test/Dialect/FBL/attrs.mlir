@@ -93,3 +93,21 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = true>
 func.func @trainable(%w: tensor<4x4xf32> {fbl.param}, %x: tensor<4x4xf32>) {
   return
 }
+
+// -----
+
+// Hugging Face tensor names and initializers of the model conventions.
+// CHECK-LABEL: func.func @named_and_initialized
+// CHECK-SAME: {fbl.init = "normal:0.02", fbl.name = "model.embed_tokens.weight", fbl.param}
+// CHECK-SAME: {fbl.init = "zeros", fbl.name = "lm_head.lora_B.weight", fbl.param}
+// CHECK-SAME: {fbl.init = "uniform:0.0625", fbl.name = "lm_head.lora_A.weight", fbl.param}
+// CHECK-SAME: {fbl.init = "ones", fbl.name = "model.norm.weight"}
+// CHECK-SAME: {fbl.name = "input_ids"}
+func.func @named_and_initialized(
+    %e: tensor<8x4xf32> {fbl.name = "model.embed_tokens.weight", fbl.init = "normal:0.02", fbl.param},
+    %b: tensor<8x2xf32> {fbl.name = "lm_head.lora_B.weight", fbl.init = "zeros", fbl.param},
+    %a: tensor<2x4xf32> {fbl.name = "lm_head.lora_A.weight", fbl.init = "uniform:0.0625", fbl.param},
+    %n: tensor<4xf32> {fbl.name = "model.norm.weight", fbl.init = "ones"},
+    %ids: tensor<4xi64> {fbl.name = "input_ids"}) {
+  return
+}

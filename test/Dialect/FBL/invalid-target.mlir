@@ -95,6 +95,27 @@ func.func @f(%w: tensor<4xf32> {fbl.bogus}) {
 
 // -----
 
+// expected-error @+1 {{'fbl.name' is a non-empty string}}
+func.func @f(%w: tensor<4xf32> {fbl.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.init' must be one of zeros, ones, normal:STD or uniform:BOUND (STD, BOUND >= 0)}}
+func.func @f(%w: tensor<4xf32> {fbl.init = "normal:-0.02"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.init' must be one of zeros, ones, normal:STD or uniform:BOUND (STD, BOUND >= 0)}}
+func.func @f(%w: tensor<4xf32> {fbl.init = "kaiming"}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'fbl.phase' must be "forward", "backward" or "optimizer"}}
 %0 = arith.constant {fbl.phase = "sideways"} 0.0 : f32
 

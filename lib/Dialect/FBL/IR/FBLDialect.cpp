@@ -2,7 +2,8 @@
 //
 // Registers the dialect's attributes and ops, and verifies the discardable
 // attributes it owns: `fbl.target` on a module (every encoded tensor inside
-// must fit the target's image limits) and `fbl.param` on arguments.
+// must fit the target's image limits), and `fbl.param`, `fbl.name` and
+// `fbl.init` on arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -174,17 +177,17 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                 "integer min and max and a string message";
     return success();
   }
-  // The Hugging Face tensor name of a weight, or the name of a data input.
-  if (attr.getName() == "fbl.name") {
+  if (attr.getName() == getNameAttrName()) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (!name || name.getValue().empty())
-      return op->emitError() << "'fbl.name' is a non-empty string";
+      return op->emitError()
+             << "'" << getNameAttrName() << "' is a non-empty string";
     return success();
   }
-  if (attr.getName() == "fbl.init") {
+  if (attr.getName() == getInitAttrName()) {
     auto init = dyn_cast<StringAttr>(attr.getValue());
     if (!init || !::fbl::layout::ParameterInit::parse(init.str()))
-      return op->emitError() << "'fbl.init' must be one of "
+      return op->emitError() << "'" << getInitAttrName() << "' must be one of "
                              << ::fbl::layout::ParameterInit::kSyntax;
     return success();
   }

@@ -64,6 +64,15 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("fbl.param");
     }
+    /// Names of the argument attributes of forward models: the Hugging Face
+    /// tensor name, and how to initialize a parameter no weights file gives
+    /// ("zeros", "ones", "normal:<std>", "uniform:<bound>").
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("fbl.name");
+    }
+    static constexpr ::llvm::StringLiteral getInitAttrName() {
+      return ::llvm::StringLiteral("fbl.init");
+    }
   }];
 }
 

@@ -1,7 +1,8 @@
 //===- Passes.td - fbl passes ------------------------------*- tablegen -*-===//
 //
 // The passes of fbl's training pipeline, one per file under
-// lib/Dialect/FBL/Transforms, in the order fbl-training-pipeline runs them.
+// lib/Dialect/FBL/Transforms, in the order fbl-training-pipeline runs them;
+// first fbl-insert-lora, which rewrites a forward model before the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,73 @@
 #define FBL_DIALECT_FBL_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def FBLInsertLoraPass : Pass<"fbl-insert-lora", "::mlir::ModuleOp"> {
+  let summary = "Adds LoRA adapters to the linear layers of a forward model";
+  let description = [{
+    Low-rank adaptation as a rewrite of a forward model (run it before
+    `fbl-autodiff`). In every function returning a scalar `tensor<f32>`
+    loss, each weight argument whose `fbl.name` names a target module
+    (`targets=q_proj` matches `model.layers.3.self_attn.q_proj.weight`: the
+    module path before `.weight` is the target or ends in `.` and the
+    target) is frozen, and every contraction reading it as its right operand
+    gets an adapter:
+
+    `y = x·Wᵀ` becomes `y = x·Wᵀ + (alpha/rank)·(x·Aᵀ)·Bᵀ`
+
+    with two new arguments appended in argument order of their weights,
+    named and shaped as PEFT saves them: `<module>.lora_A.weight :
+    [rank, IN]` (`fbl.init = "uniform:<1/sqrt(IN)>"`, PEFT's Kaiming-uniform
+    bound) and `<module>.lora_B.weight : [OUT, rank]` (`fbl.init =
+    "zeros"`), both `fbl.param`; so at initialization the model computes
+    what it computed before. The contractions understood are `linalg.matmul`
+    on the weight (`[IN, OUT]`), on its `linalg.transpose` (Hugging Face
+    storage `[OUT, IN]`, as torch-mlir emits `nn.Linear`) or with a
+    transposed-B indexing map, and `linalg.batch_matmul` or a
+    multiply-add `linalg.generic` reading the weight broadcast over the
+    batch. The adapter's two products are copies of the matched op (same
+    kind, same maps) on `A` and `B` (transposed as the op reads the
+    weight), and the scaled sum is a `linalg.generic`.
+
+    Every other argument loses `fbl.param` unless its `fbl.name` contains
+    one of the `trainable=` substrings, so the adapters are what
+    `fbl-autodiff` differentiates and no gradient of a frozen weight is
+    built. A target matching no weight, a target weight that is not a
+    matrix, is read by anything other than such a contraction (a tied
+    embedding's gather), is smaller than `rank`, or is also kept
+    `trainable`, and a function left without parameters, are errors.
+
+    ```mlir
+    // fbl-opt --fbl-insert-lora="rank=2 alpha=4 targets=q_proj"
+    func.func @f(%x: tensor<8x16xf32>,
+                 %w: tensor<32x16xf32> {fbl.name = "layers.0.q_proj.weight", fbl.param})
+    // becomes
+    func.func @f(%x: tensor<8x16xf32>,
+                 %w: tensor<32x16xf32> {fbl.name = "layers.0.q_proj.weight"},
+                 %a: tensor<2x16xf32> {fbl.init = "uniform:0.25",
+                                       fbl.name = "layers.0.q_proj.lora_A.weight", fbl.param},
+                 %b: tensor<32x2xf32> {fbl.init = "zeros",
+                                       fbl.name = "layers.0.q_proj.lora_B.weight", fbl.param})
+    ```
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8",
+           "Rank r of the adapters (PEFT's r)">,
+    Option<"alpha", "alpha", "double", /*default=*/"8.0",
+           "Adapters are scaled by alpha/rank (PEFT's lora_alpha; both "
+           "default to PEFT's 8)">,
+    ListOption<"targets", "targets", "std::string",
+               "Modules to adapt: a module path (the fbl.name before "
+               "'.weight') matches when it is the target or ends in "
+               "'.<target>'">,
+    ListOption<"trainable", "trainable", "std::string",
+               "fbl.param arguments whose fbl.name contains one of these "
+               "stay trainable (default: none)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
 
 def FBLSetTargetPass : Pass<"fbl-set-target", "::mlir::ModuleOp"> {
   let summary = "Sets the target device the module is compiled for";
