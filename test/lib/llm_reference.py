@@ -52,7 +52,11 @@ def _rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def loss_and_grads(config, weights, ids, labels):
+def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
+    """`lora` = (rank, alpha): every "<prefix>.lora_A.weight" /
+    "<prefix>.lora_B.weight" pair in `weights` adds (alpha / rank) B A to
+    "<prefix>.weight", as PEFT's LoRA layers do. `trainable` (names) limits
+    the returned gradients; None: every weight."""
     family = config["model_type"]
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
@@ -63,7 +67,8 @@ def loss_and_grads(config, weights, ids, labels):
     tied = config.get("tie_word_embeddings", family == "gemma")
     act = _activation(config)
 
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
+    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
+                         requires_grad=trainable is None or k in trainable)
          for k, v in weights.items()}
     ids_t = torch.tensor(ids, dtype=torch.long)
     labels_t = torch.tensor(labels, dtype=torch.long)
@@ -78,6 +83,10 @@ def loss_and_grads(config, weights, ids, labels):
 
     def linear(x, prefix):
         y = x @ w[prefix + ".weight"].t()
+        if lora and prefix + ".lora_A.weight" in w:
+            rank, alpha = lora
+            y = y + (alpha / rank) * ((x @ w[prefix + ".lora_A.weight"].t())
+                                      @ w[prefix + ".lora_B.weight"].t())
         if prefix + ".bias" in w:
             y = y + w[prefix + ".bias"]
         return y
@@ -121,4 +130,4 @@ def loss_and_grads(config, weights, ids, labels):
     loss = torch.nn.functional.cross_entropy(shift_logits, shift_labels, ignore_index=-100)
     loss.backward()
     return float(loss), {k: t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
-                         for k, t in w.items()}
+                         for k, t in w.items() if t.requires_grad}

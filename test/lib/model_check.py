@@ -126,6 +126,9 @@ def main():
     ap.add_argument("--target", default="pocl-cpu")
     ap.add_argument("--device", default="")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--lora", default="",
+                    help="fbl-insert-lora options (rank=R alpha=A targets=...): "
+                         "the adapters' B starts non-zero so every gradient is checked")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     args = ap.parse_args()
@@ -146,6 +149,11 @@ def main():
         model = os.path.join(tmp, "model.mlir")
         gradcheck.run([tool("fbl-model"), "--model", args.model, "--seq", str(args.seq),
                        "--batch", str(args.batch), "-o", model])
+        if args.lora:
+            lora_model = os.path.join(tmp, "lora.mlir")
+            gradcheck.run([tool("fbl-opt"), model, f"--fbl-insert-lora={args.lora}",
+                           "-o", lora_model])
+            model = lora_model
         info = model_arguments(open(model).read())
         weights = draw_weights(info, rng, config["model_type"])
         vocab = config["vocab_size"]
@@ -154,7 +162,13 @@ def main():
         labels[0, args.seq // 2] = -100  # an ignored position counts for nothing
         labels[-1, -1] = -100
 
-        ref_loss, ref_grads = llm_reference.loss_and_grads(config, weights, ids, labels)
+        lora = None
+        if args.lora:
+            opts = dict(kv.split("=", 1) for kv in args.lora.split())
+            lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
+        trainable = {a[0] for a in info if a[3]}
+        ref_loss, ref_grads = llm_reference.loss_and_grads(
+            config, weights, ids, labels, lora=lora, trainable=trainable)
         print(f"{os.path.basename(args.model)}: {len(info) - 2} parameters, reference loss {ref_loss:.6f}")
 
         inputs = [(list(ids.shape), "i64", ids.ravel().tolist()),
