@@ -29,6 +29,7 @@
 #include "fbl/Analysis/ActivityAnalysis.h"
 #include "fbl/Autodiff/Autodiff.h"
 #include "fbl/Autodiff/ScalarDerivatives.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,6 +53,17 @@ SmallVector<unsigned> mlir::fbl::getParamArgs(func::FuncOp func) {
     if (func.getArgAttr(i, "fbl.param"))
       params.push_back(i);
   return params;
+}
+
+bool mlir::fbl::usesNames(func::FuncOp func) {
+  StringRef name = FBLDialect::getNameAttrName();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, name))
+      return true;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, name))
+      return true;
+  return false;
 }
 
 bool mlir::fbl::returnsScalarLoss(func::FuncOp func) {
@@ -753,6 +765,15 @@ mlir::fbl::buildGradientFunction(func::FuncOp forward, ArrayRef<unsigned> wrt) {
   ret.erase();
   grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
+  // Result names, for the manifest: the loss, then each gradient after its
+  // parameter.
+  StringRef nameAttr = FBLDialect::getNameAttrName();
+  if (usesNames(forward) && !grad.getResultAttr(0, nameAttr))
+    grad.setResultAttr(0, nameAttr, b.getStringAttr(kLossName));
+  for (auto [k, i] : llvm::enumerate(wrt))
+    if (auto name = grad.getArgAttrOfType<StringAttr>(i, nameAttr))
+      grad.setResultAttr(1 + k, nameAttr,
+                         b.getStringAttr(name.getValue() + kGradSuffix));
   cleanUpDifferentiatedFunction(grad);
   return grad;
 }

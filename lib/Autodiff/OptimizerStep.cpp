@@ -3,11 +3,14 @@
 // Builds @<name>_step from @<name>_grad: the gradient code followed by an
 // elementwise update of every differentiated parameter. Hyper-parameters are
 // constants of the step; AdamW's moments and step count are arguments, and
-// their updates are results, so the caller owns the optimizer state.
+// their updates are results, so the caller owns the optimizer state. Names
+// follow the parameters' `fbl.name` so the runtime can save and load the
+// state by name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Autodiff/Autodiff.h"
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -60,21 +63,37 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   Location loc = ret.getLoc();
   bool adamw = options.kind == OptimizerOptions::Kind::AdamW;
 
-  // Optimizer state arguments.
+  // Optimizer state arguments: moments start at zero, as AdamW defines them.
+  StringRef nameAttr = FBLDialect::getNameAttrName();
   SmallVector<Value> m, v;
   Value stepCount;
-  auto appendArgument = [&](Type type) -> Value {
+  auto appendArgument = [&](Type type, ArrayRef<NamedAttribute> attrs) {
     unsigned index = step.getNumArguments();
-    if (failed(step.insertArgument(index, type, DictionaryAttr(), loc)))
+    if (failed(
+            step.insertArgument(index, type, b.getDictionaryAttr(attrs), loc)))
       return Value();
-    return step.getArgument(index);
+    return Value(step.getArgument(index));
+  };
+  auto appendMoment = [&](unsigned param, StringRef suffix) {
+    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+        FBLDialect::getInitAttrName(), b.getStringAttr("zeros"))};
+    if (auto name = step.getArgAttrOfType<StringAttr>(param, nameAttr))
+      attrs.push_back(
+          b.getNamedAttr(nameAttr, b.getStringAttr(name.getValue() + suffix)));
+    return appendArgument(block.getArgument(param).getType(), attrs);
   };
   if (adamw) {
     for (unsigned i : wrt)
-      m.push_back(appendArgument(block.getArgument(i).getType()));
+      m.push_back(appendMoment(i, kFirstMomentSuffix));
     for (unsigned i : wrt)
-      v.push_back(appendArgument(block.getArgument(i).getType()));
-    stepCount = appendArgument(RankedTensorType::get({}, b.getF32Type()));
+      v.push_back(appendMoment(i, kSecondMomentSuffix));
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr("fbl.step_count", b.getUnitAttr())};
+    if (usesNames(grad))
+      attrs.push_back(
+          b.getNamedAttr(nameAttr, b.getStringAttr(kStepCountName)));
+    stepCount =
+        appendArgument(RankedTensorType::get({}, b.getF32Type()), attrs);
   }
 
   b.setInsertionPoint(ret);
@@ -163,9 +182,18 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
   for (Value state : v)
     updates.push_back(cast<BlockArgument>(state).getArgNumber());
   step->setAttr("fbl.updates", b.getDenseI64ArrayAttr(updates));
-  if (stepCount)
-    step.setArgAttr(cast<BlockArgument>(stepCount).getArgNumber(),
-                    "fbl.step_count", b.getUnitAttr());
+  // Each update carries the name of the argument it replaces; the loss keeps
+  // the gradient function's name for it.
+  auto lossName = grad.getResultAttrOfType<StringAttr>(0, nameAttr);
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (int64_t arg : updates) {
+    auto name =
+        arg < 0 ? lossName : step.getArgAttrOfType<StringAttr>(arg, nameAttr);
+    resultAttrs.push_back(
+        name ? b.getDictionaryAttr(b.getNamedAttr(nameAttr, name))
+             : b.getDictionaryAttr({}));
+  }
+  step.setAllResultAttrs(resultAttrs);
   cleanUpDifferentiatedFunction(step);
   return step;
 }

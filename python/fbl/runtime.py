@@ -1,7 +1,10 @@
 """ctypes binding of libfbl_runtime (runtime/include/fbl_runtime/fbl_runtime.h).
 
 A Session opens a bundle on an OpenCL device and moves numpy arrays in and
-out; the runtime packs and unpacks them with the layout algebra.
+out; the runtime packs and unpacks them with the layout algebra. Inputs are
+found by name (the model's fbl.name) or as "argI"; weights load from and save
+to safetensors files through the runtime's reader and writer, which
+load_safetensors and save_safetensors also use.
 """
 
 import ctypes
@@ -54,7 +57,35 @@ def _runtime():
             c.POINTER(c.c_int)]),
         "fbl_session_output_updates": (c.c_int64, [P, c.c_size_t]),
         "fbl_session_input_is_step_count": (c.c_int, [P, c.c_size_t]),
+        "fbl_session_input_name": (c.c_char_p, [P, c.c_size_t]),
+        "fbl_session_input_init": (c.c_char_p, [P, c.c_size_t]),
+        "fbl_session_output_name": (c.c_char_p, [P, c.c_size_t]),
+        "fbl_session_input_is_set": (c.c_int, [P, c.c_size_t]),
         "fbl_session_set_input": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
+        "fbl_session_init_input": (c.c_int, [P, c.c_size_t, c.c_uint64]),
+        "fbl_session_get_input": (c.c_int, [P, c.c_size_t, P, c.c_size_t]),
+        "fbl_session_load_weights": (c.c_int, [P, c.c_char_p, c.c_int,
+                                               c.c_char_p, c.c_size_t]),
+        "fbl_session_save_weights": (c.c_int, [P, c.c_char_p, c.c_char_p,
+                                               c.c_int, c.c_char_p]),
+        "fbl_safetensors_open": (c.c_int, [c.c_char_p, c.POINTER(P)]),
+        "fbl_safetensors_close": (None, [P]),
+        "fbl_safetensors_num_tensors": (c.c_size_t, [P]),
+        "fbl_safetensors_tensor_info": (c.c_int, [
+            P, c.c_size_t, c.POINTER(c.c_char_p), c.POINTER(c.c_char_p),
+            c.POINTER(c.POINTER(c.c_int64)), c.POINTER(c.c_size_t)]),
+        "fbl_safetensors_read_f32": (c.c_int, [P, c.c_size_t, P,
+                                               c.c_size_t]),
+        "fbl_safetensors_num_metadata": (c.c_size_t, [P]),
+        "fbl_safetensors_metadata": (c.c_int, [
+            P, c.c_size_t, c.POINTER(c.c_char_p), c.POINTER(c.c_char_p)]),
+        "fbl_safetensors_writer_create": (c.c_int, [c.POINTER(P)]),
+        "fbl_safetensors_writer_free": (None, [P]),
+        "fbl_safetensors_writer_add_f32": (c.c_int, [
+            P, c.c_char_p, c.POINTER(c.c_int64), c.c_size_t, P, c.c_char_p]),
+        "fbl_safetensors_writer_add_metadata": (c.c_int, [P, c.c_char_p,
+                                                          c.c_char_p]),
+        "fbl_safetensors_writer_write": (c.c_int, [P, c.c_char_p]),
         "fbl_session_run": (c.c_int, [P, c.c_int, c.c_int]),
         "fbl_session_train_step": (c.c_int, [P, c.c_int64, c.c_int]),
         "fbl_session_median_ms": (c.c_double, [P]),
@@ -99,15 +130,34 @@ def describe_device(device: Optional[str] = None) -> str:
                       (device or "").encode())
 
 
+# The weights flags of fbl_runtime.h.
+_WEIGHTS_STRICT = 1
+_WEIGHTS_OPTIMIZER_STATE = 2
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorInfo:
-    """An input or output of a bundle."""
+    """An input or output of a bundle. `name` is the model's fbl.name (for
+    outputs: "loss", "<param>.grad", or the name of the input a training step
+    updates), else "argI" / "resultJ"."""
     name: str
     shape: tuple
     dtype: np.dtype
     is_param: bool = False
     is_step_count: bool = False
     updates: Optional[int] = None  # outputs: the input a step replaces
+    init: Optional[str] = None  # inputs: fbl.init, e.g. "normal:0.02"
+    label: str = ""  # how messages name it: "input 'labels' (arg 1)"
+
+
+@dataclasses.dataclass
+class WeightsReport:
+    """What Session.load_weights did, by tensor name: the inputs it set,
+    the parameters without initializer nothing set ("argI" when unnamed),
+    and the file's tensors that match no input."""
+    loaded: List[str]
+    missing: List[str]
+    unused: List[str]
 
 
 @dataclasses.dataclass
@@ -189,14 +239,25 @@ class Session:
             raise Error(f"unsupported element type {kind}")
         if output:
             t = self._lib.fbl_session_output_updates(self._handle, index)
-            return TensorInfo(f"result{index}", tuple(shape[:rank.value]),
+            name = self._lib.fbl_session_output_name(self._handle,
+                                                     index).decode()
+            return TensorInfo(name or f"result{index}",
+                              tuple(shape[:rank.value]),
                               np.dtype(_DTYPES[kind]),
-                              updates=None if t < 0 else int(t))
+                              updates=None if t < 0 else int(t),
+                              label=(f"output '{name}' (result {index})"
+                                     if name else f"output result{index}"))
+        name = self._lib.fbl_session_input_name(self._handle, index).decode()
+        init = self._lib.fbl_session_input_init(self._handle, index).decode()
         return TensorInfo(
-            f"arg{index}", tuple(shape[:rank.value]), np.dtype(_DTYPES[kind]),
+            name or f"arg{index}", tuple(shape[:rank.value]),
+            np.dtype(_DTYPES[kind]),
             is_param=bool(is_param.value),
             is_step_count=bool(self._lib.fbl_session_input_is_step_count(
-                self._handle, index)))
+                self._handle, index)),
+            init=init or None,
+            label=(f"input '{name}' (arg {index})" if name
+                   else f"input arg{index}"))
 
     # Context manager and explicit close release the device memory.
     def close(self) -> None:
@@ -239,8 +300,11 @@ class Session:
             for i, info in enumerate(self.inputs):
                 if info.name == key:
                     return i
-            raise Error(f"no input named {key!r} (inputs: "
-                        f"{', '.join(i.name for i in self.inputs)})")
+            if key.startswith("arg") and key[3:].isdigit():
+                return self._index(int(key[3:]))
+            names = [i.name for i in self.inputs]
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            raise Error(f"no input named {key!r} (inputs: {shown})")
         if not 0 <= key < len(self.inputs):
             raise Error(f"input {key} out of range: the bundle has "
                         f"{len(self.inputs)} inputs")
@@ -254,10 +318,10 @@ class Session:
         info = self.inputs[i]
         array = np.asarray(value)
         if array.shape != info.shape:
-            raise Error(f"{info.name} needs shape {info.shape}, got "
+            raise Error(f"{info.label} needs shape {info.shape}, got "
                         f"{array.shape}")
         if array.dtype != info.dtype:
-            array = _exact_cast(array, info.dtype, info.name)
+            array = _exact_cast(array, info.dtype, info.label)
         array = np.ascontiguousarray(array)
         _check(self._lib.fbl_session_set_input(
             self._live(), i, array.ctypes.data_as(ctypes.c_void_p),
@@ -271,6 +335,55 @@ class Session:
                         f"{len(inputs)} arrays")
         for key, value in items:
             self.set_input(key, value)
+
+    def get_input(self, key: Union[int, str]) -> np.ndarray:
+        """Input `key`'s current value: what was set, or after training
+        steps the latest update."""
+        i = self._index(key)
+        info = self.inputs[i]
+        out = np.empty(info.shape, info.dtype)
+        _check(self._lib.fbl_session_get_input(
+            self._live(), i, out.ctypes.data_as(ctypes.c_void_p), out.nbytes))
+        return out
+
+    def is_set(self, key: Union[int, str]) -> bool:
+        """Whether input `key` holds a value (set, initialized or loaded)."""
+        return bool(self._lib.fbl_session_input_is_set(self._live(),
+                                                       self._index(key)))
+
+    def init_input(self, key: Union[int, str], seed: int = 0) -> None:
+        """Sets input `key` from its initializer (`TensorInfo.init`), drawn
+        from a generator seeded by `seed` and the input's name."""
+        _check(self._lib.fbl_session_init_input(self._live(),
+                                                self._index(key), seed))
+
+    def load_weights(self, path: Union[str, os.PathLike],
+                     strict: bool = False) -> WeightsReport:
+        """Sets every input named like a tensor of the safetensors file
+        `path` (shapes must match exactly). With `strict`, a missing
+        parameter or an unused tensor raises and nothing is set."""
+        buf = ctypes.create_string_buffer(1 << 22)
+        _check(self._lib.fbl_session_load_weights(
+            self._live(), os.fspath(path).encode(),
+            _WEIGHTS_STRICT if strict else 0, buf, len(buf)))
+        report = WeightsReport([], [], [])
+        for line in buf.value.decode().splitlines():
+            kind, _, name = line.partition(" ")
+            getattr(report, kind).append(name)
+        return report
+
+    def save_weights(self, path: Union[str, os.PathLike],
+                     filter: Optional[str] = None,
+                     optimizer_state: bool = False,
+                     dtype: str = "F32") -> None:
+        """Writes the named parameters' current values (those whose name
+        contains `filter`; with `optimizer_state`, the optimizer's moments
+        too) to the safetensors file `path` as `dtype` (F32, F16, BF16)."""
+        _check(self._lib.fbl_session_save_weights(
+            self._live(), os.fspath(path).encode(),
+            (filter or "").encode(),
+            _WEIGHTS_OPTIMIZER_STATE if optimizer_state else 0,
+            dtype.encode()))
 
     def get_output(self, index: int) -> np.ndarray:
         if not 0 <= index < len(self.outputs):
@@ -308,13 +421,15 @@ class Session:
                 for k in range(self._lib.fbl_session_num_kernels(h))}
 
     def train(self, inputs: ArrayInputs, steps: int,
-              callback: Optional[Callable[[int, float, float], None]] = None
-              ) -> TrainResult:
+              callback: Optional[Callable[[int, float, float], None]] = None,
+              seed: int = 0) -> TrainResult:
         """Runs `steps` steps of a training-step bundle: each step's updated
         parameters (and optimizer state) become the next step's inputs, the
-        step count input is set per step. Inputs the caller leaves out that a
-        step updates but are not parameters (optimizer moments) start at
-        zero. `callback(step, loss, ms)` is called after each step."""
+        step count input is set per step. Inputs the caller leaves out keep
+        what the session holds (set before, or loaded with load_weights),
+        else start from their initializer (seeded by `seed`); optimizer
+        moments start at zero. `callback(step, loss, ms)` is called after
+        each step."""
         if not self.is_training_step:
             raise Error("the bundle is not a training step: compile with "
                         "optimizer='sgd' or optimizer='adamw'")
@@ -328,15 +443,16 @@ class Session:
         for i, info in enumerate(self.inputs):
             if i in given:
                 self.set_input(i, given[i])
-            elif info.is_step_count:
+            elif info.is_step_count or self.is_set(i):
                 pass
+            elif info.init is not None:
+                self.init_input(i, seed)
             elif i in state_inputs and not info.is_param:
                 self.set_input(i, np.zeros(info.shape, info.dtype))
             else:
-                raise Error(f"{info.name} ({'parameter' if info.is_param else 'input'}"
-                            f", {info.shape} {info.dtype}) is not given")
-        state = {i: np.asarray(given[i], self.inputs[i].dtype)
-                 for i in given}
+                kind = "parameter" if info.is_param else "input"
+                raise Error(f"{info.label} is not given ({kind}, "
+                            f"{info.shape} {info.dtype})")
         losses, times = [], []
         for step in range(1, steps + 1):
             _check(self._lib.fbl_session_train_step(self._live(), step, 0))
@@ -349,8 +465,94 @@ class Session:
                 raise Error(f"step {step}: loss is {loss}; training stopped")
             if callback is not None:
                 callback(step, loss, times[-1])
-        for j, out in enumerate(self.outputs):
-            if out.updates is not None:
-                state[out.updates] = self.get_output(j)
         return TrainResult(losses, times,
-                           [state.get(i) for i in range(len(self.inputs))])
+                           [self.get_input(i) for i in range(len(self.inputs))])
+
+
+def load_safetensors(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
+    """Every tensor of the safetensors file `path`, as float32 arrays by
+    name (F32, F16, BF16 exactly; F64 and I64/I32 when float32 holds them),
+    read through libfbl_runtime's validating reader."""
+    lib = _runtime()
+    handle = ctypes.c_void_p()
+    _check(lib.fbl_safetensors_open(os.fspath(path).encode(),
+                                    ctypes.byref(handle)))
+    try:
+        tensors = {}
+        for k in range(lib.fbl_safetensors_num_tensors(handle)):
+            name = ctypes.c_char_p()
+            shape = ctypes.POINTER(ctypes.c_int64)()
+            rank = ctypes.c_size_t()
+            _check(lib.fbl_safetensors_tensor_info(
+                handle, k, ctypes.byref(name), None, ctypes.byref(shape),
+                ctypes.byref(rank)))
+            array = np.empty(tuple(shape[d] for d in range(rank.value)),
+                             np.float32)
+            _check(lib.fbl_safetensors_read_f32(
+                handle, k, array.ctypes.data_as(ctypes.c_void_p), array.size))
+            tensors[name.value.decode()] = array
+        return tensors
+    finally:
+        lib.fbl_safetensors_close(handle)
+
+
+def safetensors_metadata(path: Union[str, os.PathLike]) -> Dict[str, str]:
+    """The `__metadata__` of the safetensors file `path`."""
+    lib = _runtime()
+    handle = ctypes.c_void_p()
+    _check(lib.fbl_safetensors_open(os.fspath(path).encode(),
+                                    ctypes.byref(handle)))
+    try:
+        metadata = {}
+        for k in range(lib.fbl_safetensors_num_metadata(handle)):
+            key, value = ctypes.c_char_p(), ctypes.c_char_p()
+            _check(lib.fbl_safetensors_metadata(handle, k, ctypes.byref(key),
+                                                ctypes.byref(value)))
+            metadata[key.value.decode()] = value.value.decode()
+        return metadata
+    finally:
+        lib.fbl_safetensors_close(handle)
+
+
+def save_safetensors(path: Union[str, os.PathLike],
+                     tensors: Mapping[str, np.ndarray],
+                     metadata: Optional[Mapping[str, str]] = None,
+                     dtype: str = "F32") -> None:
+    """Writes `tensors` (float arrays by name) to the safetensors file
+    `path` as `dtype` ("F32", "F16" or "BF16", rounded to nearest even),
+    with `metadata` as `__metadata__`, through libfbl_runtime's writer
+    (a temporary file renamed when complete)."""
+    lib = _runtime()
+    handle = ctypes.c_void_p()
+    _check(lib.fbl_safetensors_writer_create(ctypes.byref(handle)))
+    try:
+        for name, value in tensors.items():
+            if not isinstance(name, str):
+                raise Error(f"tensor names are strings, got {name!r}")
+            array = np.asarray(value)
+            if array.dtype.kind == "f":
+                # Rounded like the F16/BF16 conversions, but never to inf.
+                with np.errstate(over="ignore"):
+                    cast = array.astype(np.float32)
+                if np.any(np.isinf(cast) & np.isfinite(array)):
+                    raise Error(f"tensor {name!r}: values outside the "
+                                "float32 range")
+                array = cast
+            elif array.dtype.kind in "iub":
+                array = _exact_cast(array, np.dtype(np.float32),
+                                    f"tensor {name!r}")
+            else:
+                raise Error(f"tensor {name!r}: cannot save {array.dtype} "
+                            "data as floats")
+            array = np.asarray(array, order="C")  # keeps 0-d arrays 0-d
+            shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+            _check(lib.fbl_safetensors_writer_add_f32(
+                handle, name.encode(), shape, array.ndim,
+                array.ctypes.data_as(ctypes.c_void_p), dtype.encode()))
+        for key, value in (metadata or {}).items():
+            _check(lib.fbl_safetensors_writer_add_metadata(
+                handle, str(key).encode(), str(value).encode()))
+        _check(lib.fbl_safetensors_writer_write(handle,
+                                                os.fspath(path).encode()))
+    finally:
+        lib.fbl_safetensors_writer_free(handle)

@@ -53,13 +53,6 @@ static Error manifestError(const std::string &what, const std::string &msg) {
   return Error("manifest.json: " + what + ": " + msg);
 }
 
-static std::string shapeString(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 /// The product of `v` in `out`; false when it overflows or exceeds `max`.
 /// Expects non-negative values.
 static bool boundedProduct(const std::vector<int64_t> &v, int64_t max,
@@ -198,7 +191,21 @@ Bundle Bundle::load(const fs::path &dir) {
     return id;
   };
   for (const Json &in : json.at(key::inputs)) {
+    std::string what = "input " + std::to_string(b.inputTensors.size());
     b.inputTensors.push_back(tensorIndex(in));
+    std::string name = in.value(key::name, "");
+    if (in.contains(key::name) && name.empty())
+      throw manifestError(what, "empty name");
+    if (!name.empty() && b.findInput(name) >= 0)
+      throw manifestError(what, "the name '" + name + "' is input " +
+                                    std::to_string(b.findInput(name)) +
+                                    "'s already");
+    b.inputNames.push_back(name);
+    std::string init = in.value(key::init, "");
+    std::string error;
+    if (in.contains(key::init) && !manifest::parseInitSpec(init, error))
+      throw manifestError(what, error);
+    b.inputInits.push_back(init);
     b.inputIsParam.push_back(in.value(key::param, false));
     b.inputIsStepCount.push_back(in.value(key::stepCount, false));
     InputRange range;
@@ -212,6 +219,7 @@ Bundle Bundle::load(const fs::path &dir) {
   }
   for (const Json &out : json.at(key::outputs)) {
     b.outputTensors.push_back(tensorIndex(out));
+    b.outputNames.push_back(out.value(key::name, ""));
     int64_t updates = out.value(key::updates, int64_t(-1));
     if (updates >= static_cast<int64_t>(b.inputTensors.size()))
       throw Error("output " + out.at(key::result).dump() +
@@ -255,6 +263,20 @@ Bundle Bundle::load(const fs::path &dir) {
     b.kernels.push_back(kernel);
   }
   return b;
+}
+
+std::string Bundle::inputLabel(size_t input) const {
+  if (input < inputNames.size() && !inputNames[input].empty())
+    return "input '" + inputNames[input] + "' (arg " + std::to_string(input) +
+           ")";
+  return "input arg" + std::to_string(input);
+}
+
+int64_t Bundle::findInput(const std::string &name) const {
+  for (size_t i = 0; i < inputNames.size(); ++i)
+    if (inputNames[i] == name)
+      return static_cast<int64_t>(i);
+  return -1;
 }
 
 /// The program binary cache: a file per source, device and driver holding a

@@ -68,8 +68,18 @@ struct Bundle {
   std::vector<int64_t> inputTensors, outputTensors;
   std::vector<bool> inputIsParam, inputIsStepCount;
   std::vector<InputRange> inputRanges;
+  /// Per input, its `name` (unique) and `init`; "" when it has none.
+  std::vector<std::string> inputNames, inputInits;
+  /// Per output, its `name`, or "".
+  std::vector<std::string> outputNames;
   /// Per output, the input it replaces after a training step, or -1.
   std::vector<int64_t> outputUpdates;
+
+  /// How errors name input `input`: "input 'labels' (arg 2)", or "input
+  /// arg2" when it has no name.
+  std::string inputLabel(size_t input) const;
+  /// The input named `name`, or -1.
+  int64_t findInput(const std::string &name) const;
 
   /// Reads `dir`/manifest.json; throws an Error when the directory is no
   /// bundle of this runtime's format version or names things that do not

@@ -12,14 +12,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fbl::runtime {
 
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// `shape` as messages show it: "[2, 3]".
+inline std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 
 /// Records `message` for fbl_last_error() and returns FBL_ERROR.
 fbl_status fail(const std::string &message);

@@ -2,12 +2,13 @@
 //
 // Memory objects, host data in and out (packed through the manifest's
 // layouts, so packing here is exactly the addressing the compiler used),
-// timed runs and the training step.
+// timed runs, the training step, and weights in and out by input name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
 #include "Error.h"
+#include "SafeTensors.h"
 
 #include "fbl/Layout/BundleManifest.h"
 
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace fs = std::filesystem;
 namespace manifest = fbl::manifest;
@@ -190,8 +192,8 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
   const Tensor &t = tensors[inputTensors[input]];
   size_t want = t.hostBytes();
   if (bytes != want)
-    throw Error("input #" + std::to_string(input) + " needs " +
-                std::to_string(want) + " bytes, got " + std::to_string(bytes));
+    throw Error(inputLabel(input) + " needs " + std::to_string(want) +
+                " bytes, got " + std::to_string(bytes));
   checkRange(input, data);
   Memory &m = memories[t.memory];
   if (m.storage == StorageKind::Buffer) {
@@ -200,7 +202,7 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
           "clEnqueueWriteBuffer");
   } else {
     if (t.dtype != manifest::elementTypeName(manifest::ElementType::F32))
-      throw Error("images take f32 host data");
+      throw Error(inputLabel(input) + ": images take f32 host data");
     std::vector<float> texels(m.width * m.height * m.layers * 4);
     t.layout.pack(t.shape, static_cast<const float *>(data), texels.data());
     size_t origin[3] = {0, 0, 0};
@@ -236,9 +238,8 @@ void fbl_session::checkRange(size_t input, const void *data) const {
                                    std::to_string(range.max + 1) + ")"
                              : "[" + std::to_string(range.min) + ", " +
                                    std::to_string(range.max) + "]";
-    throw Error("input " + std::to_string(input) + " (arg" +
-                std::to_string(input) + "): element " + std::to_string(e) +
-                " is " + std::to_string(v) + ", outside " + bounds +
+    throw Error(inputLabel(input) + ": element " + std::to_string(e) + " is " +
+                std::to_string(v) + ", outside " + bounds +
                 (range.message.empty() ? "" : ": " + range.message));
   }
 }
@@ -251,6 +252,24 @@ void fbl_session::download(size_t output, void *data, size_t bytes) {
   if (bytes != want)
     throw Error("output #" + std::to_string(output) + " needs " +
                 std::to_string(want) + " bytes, got " + std::to_string(bytes));
+  readTensor(t, data, bytes);
+}
+
+void fbl_session::readInput(size_t input, void *data, size_t bytes) {
+  if (input >= inputTensors.size())
+    throw Error("no input #" + std::to_string(input) + " (the bundle has " +
+                std::to_string(inputTensors.size()) + ")");
+  if (!inputSet[input])
+    throw Error(inputLabel(input) + " was not set");
+  const Tensor &t = tensors[inputTensors[input]];
+  size_t want = t.hostBytes();
+  if (bytes != want)
+    throw Error(inputLabel(input) + " needs " + std::to_string(want) +
+                " bytes, got " + std::to_string(bytes));
+  readTensor(t, data, bytes);
+}
+
+void fbl_session::readTensor(const Tensor &t, void *data, size_t bytes) {
   Memory &m = memories[t.memory];
   if (m.storage == StorageKind::Buffer) {
     // A buffer view is row-major like its memory.
@@ -270,7 +289,7 @@ void fbl_session::download(size_t output, void *data, size_t bytes) {
 void fbl_session::run(int iterations, bool profile) {
   for (size_t i = 0; i < inputSet.size(); ++i)
     if (!inputSet[i])
-      throw Error("input #" + std::to_string(i) + " was not set");
+      throw Error(inputLabel(i) + " was not set");
   std::vector<double> times;
   // One untimed launch first: drivers compile kernels lazily.
   if (!warmedUp) {
@@ -360,4 +379,200 @@ void fbl_session::trainStep(int64_t step, bool profile) {
   }
   for (auto &[input, host] : updates)
     upload(input, host.data(), host.size());
+}
+
+//===----------------------------------------------------------------------===//
+// Initializers and weights
+//===----------------------------------------------------------------------===//
+
+namespace st = fbl::runtime::safetensors;
+
+static uint64_t splitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/// Whether weights files can set `t`: f32 inputs, and f16 ones (buffers)
+/// through a conversion.
+static bool holdsFloats(const Tensor &t) {
+  return t.dtype == manifest::elementTypeName(manifest::ElementType::F32) ||
+         t.dtype == manifest::elementTypeName(manifest::ElementType::F16);
+}
+
+/// Sets input `input` from f32 `values`, converting to its element type.
+static void uploadFloats(fbl_session &s, size_t input,
+                         const std::vector<float> &values) {
+  const Tensor &t = s.tensors[s.inputTensors[input]];
+  if (t.dtype == manifest::elementTypeName(manifest::ElementType::F32)) {
+    s.upload(input, values.data(), values.size() * sizeof(float));
+    return;
+  }
+  std::vector<uint16_t> half(values.size());
+  std::transform(values.begin(), values.end(), half.begin(), st::floatToHalf);
+  s.upload(input, half.data(), half.size() * sizeof(uint16_t));
+}
+
+/// Input `input`'s current value as f32.
+static std::vector<float> readFloats(fbl_session &s, size_t input) {
+  const Tensor &t = s.tensors[s.inputTensors[input]];
+  std::vector<float> values(t.elements());
+  if (t.dtype == manifest::elementTypeName(manifest::ElementType::F32)) {
+    s.readInput(input, values.data(), values.size() * sizeof(float));
+    return values;
+  }
+  std::vector<uint16_t> half(values.size());
+  s.readInput(input, half.data(), half.size() * sizeof(uint16_t));
+  std::transform(half.begin(), half.end(), values.begin(), st::halfToFloat);
+  return values;
+}
+
+void fbl_session::initInput(size_t input, uint64_t seed) {
+  if (input >= inputTensors.size())
+    throw Error("no input #" + std::to_string(input) + " (the bundle has " +
+                std::to_string(inputTensors.size()) + ")");
+  std::string error;
+  std::optional<manifest::InitSpec> spec =
+      manifest::parseInitSpec(inputInits[input], error);
+  if (inputInits[input].empty() || !spec)
+    throw Error(inputLabel(input) + " has no initializer");
+  const Tensor &t = tensors[inputTensors[input]];
+  if (!holdsFloats(t))
+    throw Error(inputLabel(input) + " is " + t.dtype +
+                "; initializers set float inputs");
+  std::mt19937_64 rng(splitMix64(
+      seed ^ fnv1a(inputNames[input].empty() ? "arg" + std::to_string(input)
+                                             : inputNames[input])));
+  std::vector<float> values(t.elements());
+  using Kind = manifest::InitSpec::Kind;
+  switch (spec->kind) {
+  case Kind::Zeros:
+  case Kind::Ones:
+    std::fill(values.begin(), values.end(), spec->kind == Kind::Ones);
+    break;
+  case Kind::Normal: {
+    std::normal_distribution<double> normal(0.0, spec->scale);
+    for (float &v : values)
+      v = static_cast<float>(normal(rng));
+    break;
+  }
+  case Kind::Uniform: {
+    std::uniform_real_distribution<double> uniform(-spec->scale, spec->scale);
+    for (float &v : values)
+      v = static_cast<float>(uniform(rng));
+    break;
+  }
+  }
+  uploadFloats(*this, input, values);
+}
+
+/// Up to a few names of `names`, quoted, for a one-line message.
+static std::string someNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 4; ++i)
+    s += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > 4)
+    s += ", and " + std::to_string(names.size() - 4) + " more";
+  return s;
+}
+
+std::string fbl_session::loadWeights(const std::string &path, int flags) {
+  st::Reader file(path);
+  // Every match is checked before any input is set.
+  std::vector<std::pair<size_t, size_t>> matches; // input, tensor in file
+  std::vector<bool> used(file.tensors().size(), false);
+  std::vector<std::string> missing, unused;
+  for (size_t i = 0; i < inputTensors.size(); ++i) {
+    std::optional<size_t> found;
+    if (!inputNames[i].empty())
+      found = file.find(inputNames[i]);
+    if (!found) {
+      // Parameters nothing else sets: no initializer, not set before.
+      if (inputIsParam[i] && inputInits[i].empty() && !inputSet[i])
+        missing.push_back(inputNames[i].empty() ? "arg" + std::to_string(i)
+                                                : inputNames[i]);
+      continue;
+    }
+    const Tensor &t = tensors[inputTensors[i]];
+    const st::TensorEntry &entry = file.tensors()[*found];
+    if (!holdsFloats(t))
+      throw Error(path + ": tensor '" + entry.name + "' cannot set " +
+                  inputLabel(i) + ", which is " + t.dtype +
+                  "; weights set float inputs");
+    if (entry.shape != t.shape)
+      throw Error(path + ": tensor '" + entry.name + "' has shape " +
+                  shapeString(entry.shape) + ", " + inputLabel(i) + " has " +
+                  shapeString(t.shape));
+    matches.emplace_back(i, *found);
+    used[*found] = true;
+  }
+  for (size_t k = 0; k < used.size(); ++k)
+    if (!used[k])
+      unused.push_back(file.tensors()[k].name);
+  if ((flags & FBL_WEIGHTS_STRICT) && (!missing.empty() || !unused.empty())) {
+    std::string message = path + ":";
+    if (!missing.empty())
+      message += " " + std::to_string(missing.size()) + " parameter" +
+                 (missing.size() == 1 ? " is" : "s are") + " missing (" +
+                 someNames(missing) + ")" + (unused.empty() ? "" : ";");
+    if (!unused.empty())
+      message += " " + std::to_string(unused.size()) + " tensor" +
+                 (unused.size() == 1 ? " matches" : "s match") + " no input (" +
+                 someNames(unused) + ")";
+    throw Error(message);
+  }
+  std::string report;
+  for (auto [input, k] : matches) {
+    std::vector<float> values(file.tensors()[k].elements());
+    file.readF32(k, values.data(), values.size());
+    uploadFloats(*this, input, values);
+    report += "loaded " + inputNames[input] + "\n";
+  }
+  for (const std::string &name : missing)
+    report += "missing " + name + "\n";
+  for (const std::string &name : unused)
+    report += "unused " + name + "\n";
+  return report;
+}
+
+void fbl_session::saveWeights(const std::string &path,
+                              const std::string &filter, int flags,
+                              const std::string &dtype) {
+  std::optional<st::DType> type = st::parseDType(dtype);
+  if (!type || (*type != st::DType::F32 && *type != st::DType::F16 &&
+                *type != st::DType::BF16))
+    throw Error("cannot save weights as '" + dtype +
+                "': fbl writes F32, F16 and BF16");
+  std::vector<bool> isState(inputTensors.size(), false);
+  for (int64_t updated : outputUpdates)
+    if (updated >= 0 && !inputIsParam[updated])
+      isState[updated] = true;
+  st::Writer writer;
+  writer.addMetadata("format", "pt");
+  for (size_t i = 0; i < inputTensors.size(); ++i) {
+    bool wanted = inputIsParam[i] ||
+                  ((flags & FBL_WEIGHTS_OPTIMIZER_STATE) && isState[i]);
+    if (!wanted || inputNames[i].empty() ||
+        inputNames[i].find(filter) == std::string::npos)
+      continue;
+    const Tensor &t = tensors[inputTensors[i]];
+    if (!holdsFloats(t))
+      throw Error("cannot save " + inputLabel(i) + ": it is " + t.dtype);
+    std::vector<float> values = readFloats(*this, i);
+    writer.add(inputNames[i], t.shape, values.data(), *type);
+  }
+  if (writer.size() == 0)
+    throw Error("no named parameter" +
+                (filter.empty() ? std::string()
+                                : " with '" + filter + "' in its name") +
+                "; nothing written to " + path);
+  writer.write(path);
 }

@@ -38,8 +38,23 @@ struct fbl_session : fbl::runtime::Bundle {
   /// `input` outside its manifest range.
   void checkRange(size_t input, const void *data) const;
   void download(size_t output, void *data, size_t bytes);
+  /// Reads input `input`'s current value: what was set, or after training
+  /// steps the latest update.
+  void readInput(size_t input, void *data, size_t bytes);
+  /// Sets input `input` from its `init`, drawing from a generator seeded by
+  /// `seed` and the input's name (its index when it has none), so one
+  /// input's values do not depend on which other inputs exist.
+  void initInput(size_t input, uint64_t seed);
   void run(int iterations, bool profile);
   void trainStep(int64_t step, bool profile);
+  /// fbl_session_load_weights: returns the report, one line per tensor.
+  std::string loadWeights(const std::string &path, int flags);
+  /// fbl_session_save_weights.
+  void saveWeights(const std::string &path, const std::string &filter,
+                   int flags, const std::string &dtype);
+
+private:
+  void readTensor(const fbl::runtime::Tensor &t, void *data, size_t bytes);
 };
 
 #endif // FBL_RUNTIME_SESSION_H

@@ -45,9 +45,9 @@ expect_error("manifest", lambda: fbl.Session(empty))
 
 bundle = fbl.compile(model, target="pocl-cpu")  # @mlp_grad: no optimizer
 with fbl.Session(bundle, "cpu") as s:
-    # CHECK: shape: arg0 needs shape (4, 6), got (6, 4)
+    # CHECK: shape: input arg0 needs shape (4, 6), got (6, 4)
     expect_error("shape", lambda: s.set_input(0, np.zeros((6, 4))))
-    # CHECK: dtype: arg1 needs int64, got float32
+    # CHECK: dtype: input arg1 needs int64, got float32
     expect_error("dtype", lambda: s.set_input(1, np.zeros(4, np.float32)))
     # CHECK: name: no input named 'w' (inputs: arg0, arg1, arg2, arg3, arg4, arg5)
     expect_error("name", lambda: s.set_input("w", 0))
@@ -60,7 +60,7 @@ expect_error("closed", lambda: s.run())
 
 step = fbl.compile(model, target="pocl-cpu", optimizer="sgd")
 with fbl.Session(step, "cpu") as s:
-    # CHECK: missing: arg0 (input, (4, 6) float32) is not given
+    # CHECK: missing: input arg0 is not given (input, (4, 6) float32)
     expect_error("missing", lambda: s.train({}, 3))
 print("done")
 # CHECK: done

@@ -41,17 +41,17 @@ with fbl.Session(bundle, "cpu") as s:
               for i in s.inputs]
     inputs[1] = np.array([0, 1, 2, 4])
     good = s.run(inputs)
-    # CHECK: label: input 1 (arg1): element 3 is 5, outside [0, 5): index out of range for a dimension of 5
+    # CHECK: label: input arg1: element 3 is 5, outside [0, 5): index out of range for a dimension of 5
     expect_error("label", lambda: s.set_input(1, np.array([0, 1, 2, 5])))
-    # CHECK: huge: input 1 (arg1): element 0 is 100000000, outside [0, 5)
+    # CHECK: huge: input arg1: element 0 is 100000000, outside [0, 5)
     expect_error("huge", lambda: s.set_input(1, np.array([10**8, 0, 0, 0])))
     # A refused input leaves the previous one: results are unchanged.
     again = s.run()
     # CHECK: unchanged: True
     print("unchanged:", all(np.array_equal(a, b) for a, b in zip(good, again)))
-    # CHECK: f64: arg0 needs float32; its float64 values are not all exactly representable as float32
+    # CHECK: f64: input arg0 needs float32; its float64 values are not all exactly representable as float32
     expect_error("f64", lambda: s.set_input(0, np.full((4, 6), 1e300)))
-    # CHECK: u64: arg1 needs int64; its uint64 values are not all exactly representable as int64
+    # CHECK: u64: input arg1 needs int64; its uint64 values are not all exactly representable as int64
     expect_error("u64", lambda: s.set_input(1, np.full(4, 2**63, np.uint64)))
     # Exact values cast: f64 zeros to f32, int32 labels to int64.
     s.set_input(0, np.zeros((4, 6)))

@@ -1,17 +1,21 @@
 //===- fbl-run.cpp - Run a compiled fbl bundle ----------------------------===//
 //
-//   fbl-run DIR [--input argI=FILE.npy]... [--random-inputs SEED]
-//               [--output-dir OUT] [--iterations N] [--profile]
-//               [--train STEPS] [--device SEL] [--print-target]
-//               [--print-preset]
-//               [--list-devices]
+//   fbl-run DIR [--input NAME=FILE.npy]... [--weights FILE.safetensors]
+//               [--random-inputs SEED] [--output-dir OUT] [--iterations N]
+//               [--profile] [--train STEPS] [--device SEL]
+//               [--save-weights FILE [--save-filter TEXT] [--save-dtype T]]
+//       fbl-run --print-target|--print-preset [--device SEL]
+//       fbl-run --list-devices
 //
 // Feeds the entry function's arguments, runs the schedule, prints the median
 // step time (and a per-kernel table with --profile), and writes result J as
-// OUT/resultJ.npy. With --train, a training-step bundle runs STEPS steps,
+// OUT/resultJ.npy. An input comes from --input (by its name or as argI),
+// else from --weights (a safetensors tensor of its name), else from its
+// initializer (seeded by --random-inputs, else 0), else random with
+// --random-inputs. With --train, a training-step bundle runs STEPS steps,
 // each step's updated parameters and optimizer state feeding the next, and
-// prints the loss and step time as it goes. Errors are one line on stderr
-// and a non-zero exit.
+// prints the loss and step time as it goes; --save-weights then writes the
+// named parameters. Errors are one line on stderr and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,10 +38,12 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: fbl-run DIR [--input argI=FILE.npy]... "
-               "[--random-inputs SEED]\n"
+               "usage: fbl-run DIR [--input NAME=FILE.npy]... "
+               "[--weights FILE.safetensors] [--random-inputs SEED]\n"
                "               [--output-dir OUT] [--iterations N] "
                "[--profile] [--train STEPS] [--device SEL]\n"
+               "               [--save-weights FILE [--save-filter TEXT] "
+               "[--save-dtype F32|F16|BF16]]\n"
                "       fbl-run --print-target|--print-preset [--device SEL]\n"
                "       fbl-run --list-devices\n");
   return 2;
@@ -53,11 +59,41 @@ void check(fbl_status s) {
     die(fbl_last_error());
 }
 
+/// How messages name input `i`, as the runtime's do.
+std::string inputLabel(fbl_session *session, size_t i) {
+  std::string name = fbl_session_input_name(session, i);
+  return name.empty() ? "input arg" + std::to_string(i)
+                      : "input '" + name + "' (arg " + std::to_string(i) + ")";
+}
+
+/// The input `key` (a name, else argI) names.
+size_t resolveInput(fbl_session *session, const std::string &key) {
+  size_t index;
+  if (fbl_session_find_input(session, key.c_str(), &index) == FBL_OK)
+    return index;
+  size_t numInputs = fbl_session_num_inputs(session);
+  if (key.size() > 3 && key.rfind("arg", 0) == 0 &&
+      key.find_first_not_of("0123456789", 3) == std::string::npos) {
+    unsigned long i = 0;
+    try {
+      i = std::stoul(key.substr(3));
+    } catch (const std::exception &) {
+      i = numInputs;
+    }
+    if (i >= numInputs)
+      die("--input " + key + ": the bundle has " + std::to_string(numInputs) +
+          " inputs");
+    return i;
+  }
+  die("--input " + key + ": the bundle has no input of that name");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string bundle, outputDir, device;
-  std::map<size_t, std::string> inputs;
+  std::string bundle, outputDir, device, weights, saveWeights, saveFilter,
+      saveDType = "F32";
+  std::vector<std::pair<std::string, std::string>> inputKeys;
   long seed = -1;
   int iterations = 1, trainSteps = 0;
   bool profile = false, printTarget = false, printPreset = false,
@@ -72,13 +108,17 @@ int main(int argc, char **argv) {
     if (a == "--input") {
       std::string v = value();
       size_t eq = v.find('=');
-      if (v.rfind("arg", 0) != 0 || eq == std::string::npos)
-        die("--input takes argI=FILE.npy, got '" + v + "'");
-      try {
-        inputs[std::stoul(v.substr(3, eq - 3))] = v.substr(eq + 1);
-      } catch (const std::exception &) {
-        die("--input takes argI=FILE.npy, got '" + v + "'");
-      }
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        die("--input takes NAME=FILE.npy or argI=FILE.npy, got '" + v + "'");
+      inputKeys.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--weights") {
+      weights = value();
+    } else if (a == "--save-weights") {
+      saveWeights = value();
+    } else if (a == "--save-filter") {
+      saveFilter = value();
+    } else if (a == "--save-dtype") {
+      saveDType = value();
     } else if (a == "--random-inputs") {
       try {
         seed = std::stol(value());
@@ -138,15 +178,37 @@ int main(int argc, char **argv) {
   }
   if (bundle.empty())
     return usage();
+  if ((!saveFilter.empty() || saveDType != "F32") && saveWeights.empty())
+    die("--save-filter and --save-dtype go with --save-weights FILE");
 
   fbl_session *session = nullptr;
   check(fbl_session_open(bundle.c_str(), device.c_str(), &session));
   std::printf("device: %s\n", fbl_session_device_name(session));
   size_t numInputs = fbl_session_num_inputs(session);
-  for (const auto &[i, path] : inputs)
-    if (i >= numInputs)
-      die("--input arg" + std::to_string(i) + ": the bundle has " +
-          std::to_string(numInputs) + " inputs");
+  std::map<size_t, std::string> inputs;
+  for (const auto &[key, path] : inputKeys) {
+    size_t i = resolveInput(session, key);
+    if (!inputs.emplace(i, path).second)
+      die("--input " + key + ": " + inputLabel(session, i) + " is given twice");
+  }
+  if (!weights.empty()) {
+    std::vector<char> report(1 << 22);
+    check(fbl_session_load_weights(session, weights.c_str(), 0, report.data(),
+                                   report.size()));
+    int loaded = 0;
+    std::string unused;
+    for (const char *line = report.data(); *line;) {
+      const char *end = std::strchr(line, '\n');
+      std::string l(line, end ? end : line + std::strlen(line));
+      loaded += l.rfind("loaded ", 0) == 0;
+      if (l.rfind("unused ", 0) == 0)
+        unused += (unused.empty() ? "'" : ", '") + l.substr(7) + "'";
+      line = end ? end + 1 : line + l.size();
+    }
+    std::printf("weights: loaded %d tensor%s from %s%s\n", loaded,
+                loaded == 1 ? "" : "s", weights.c_str(),
+                unused.empty() ? "" : ("; no input for " + unused).c_str());
+  }
   std::mt19937_64 rng(seed < 0 ? 0 : seed);
   // Optimizer state (inputs a step updates that are not parameters) starts
   // at zero, as optimizers define it.
@@ -178,14 +240,23 @@ int main(int argc, char **argv) {
         std::string s;
         for (int64_t d : want)
           s += std::to_string(d) + "x";
-        die("arg" + std::to_string(i) + " needs a " + s + dtype + " array; " +
+        die(inputLabel(session, i) + " needs a " + s + dtype + " array; " +
             it->second + " holds another shape or type");
       }
+    } else if (fbl_session_input_is_set(session, i)) {
+      continue; // From --weights.
+    } else if (*fbl_session_input_init(session, i)) {
+      check(fbl_session_init_input(session, i, seed < 0 ? 0 : seed));
+      continue;
+    } else if (fbl_session_input_is_step_count(session, i)) {
+      // The first step; --train sets it per step.
+      float one = 1.0f;
+      check(fbl_session_set_input(session, i, &one, sizeof(one)));
+      continue;
     } else if (seed >= 0) {
       array.shape = want;
       array.dtype = dtype;
-      if (std::string(dtype) == "f32" && (isParam || !isState[i]) &&
-          !fbl_session_input_is_step_count(session, i)) {
+      if (std::string(dtype) == "f32" && (isParam || !isState[i])) {
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         std::vector<float> v(n);
         for (float &x : v)
@@ -193,13 +264,16 @@ int main(int argc, char **argv) {
         array.data.resize(n * 4);
         std::memcpy(array.data.data(), v.data(), n * 4);
       } else {
-        // Optimizer state, step counts (set per step) and integer inputs
-        // (token ids, labels: always in range) are zeros.
+        // Optimizer state (of bundles without initializers) and integer
+        // inputs (token ids, labels: always in range) are zeros.
         array.data.assign(n * (std::string(dtype) == "i64" ? 8 : 4), 0);
       }
     } else {
-      die("arg" + std::to_string(i) + " is not given: pass --input arg" +
-          std::to_string(i) + "=FILE.npy or --random-inputs SEED");
+      std::string name = fbl_session_input_name(session, i);
+      die(inputLabel(session, i) + " is not given: pass --input " +
+          (name.empty() ? "arg" + std::to_string(i) : name) + "=FILE.npy" +
+          (name.empty() ? "" : ", --weights FILE.safetensors") +
+          " or --random-inputs SEED");
     }
     check(fbl_session_set_input(session, i, array.data.data(),
                                 array.data.size()));
@@ -236,6 +310,11 @@ int main(int argc, char **argv) {
                 iterations == 1 ? "" : "s");
   std::printf("device memory: %.1f KiB\n",
               fbl_session_device_bytes(session) / 1024.0);
+  if (!saveWeights.empty()) {
+    check(fbl_session_save_weights(session, saveWeights.c_str(),
+                                   saveFilter.c_str(), 0, saveDType.c_str()));
+    std::printf("saved weights to %s\n", saveWeights.c_str());
+  }
   if (profile) {
     std::printf("%-28s %12s\n", "kernel", "ms");
     for (size_t k = 0; k < fbl_session_num_kernels(session); ++k)

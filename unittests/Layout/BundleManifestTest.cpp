@@ -131,4 +131,29 @@ TEST(BundleManifest, FormatVersion) {
             std::string::npos);
 }
 
+TEST(BundleManifest, InitSpecs) {
+  using Kind = manifest::InitSpec::Kind;
+  std::string error;
+  auto parse = [&](const char *s) { return manifest::parseInitSpec(s, error); };
+  EXPECT_EQ(parse("zeros")->kind, Kind::Zeros);
+  EXPECT_EQ(parse("ones")->kind, Kind::Ones);
+  std::optional<manifest::InitSpec> normal = parse("normal:0.02");
+  ASSERT_TRUE(normal);
+  EXPECT_EQ(normal->kind, Kind::Normal);
+  EXPECT_DOUBLE_EQ(normal->scale, 0.02);
+  std::optional<manifest::InitSpec> uniform = parse("uniform:6.25e-2");
+  ASSERT_TRUE(uniform);
+  EXPECT_EQ(uniform->kind, Kind::Uniform);
+  EXPECT_DOUBLE_EQ(uniform->scale, 0.0625);
+  for (const char *bad :
+       {"", "zero", "normal", "normal:", "normal:0", "normal:-1", "normal:inf",
+        "normal:nan", "normal:0.1x", "uniform: 1", "gaussian:1", "ones:1"}) {
+    error.clear();
+    EXPECT_FALSE(parse(bad)) << bad;
+    EXPECT_EQ(error, "initializer '" + std::string(bad) +
+                         "' is none of zeros, ones, normal:<std>, "
+                         "uniform:<bound> (with a finite positive number)");
+  }
+}
+
 } // namespace

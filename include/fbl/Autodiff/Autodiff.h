@@ -18,9 +18,25 @@ SmallVector<unsigned> getParamArgs(func::FuncOp func);
 /// True when `func` returns exactly one `tensor<f32>` (a scalar loss).
 bool returnsScalarLoss(func::FuncOp func);
 
-/// Adds `@<name>_grad` next to `forward`: the same arguments, returning the
-/// loss followed by the gradient of each argument in `wrt` (ascending). Emits
-/// an error on the offending op and fails when an active op has no rule.
+/// Names of what differentiation adds, after the `fbl.name` of the parameter
+/// they belong to: `<name>.grad` for a gradient result of `_grad`, PyTorch's
+/// AdamW state keys `<name>.exp_avg` and `<name>.exp_avg_sq` for the moment
+/// arguments of `_step`. In a model that names anything (usesNames), the
+/// loss result is `loss` unless the forward names it, and the step count
+/// argument is `step`.
+inline constexpr llvm::StringLiteral kGradSuffix = ".grad";
+inline constexpr llvm::StringLiteral kFirstMomentSuffix = ".exp_avg";
+inline constexpr llvm::StringLiteral kSecondMomentSuffix = ".exp_avg_sq";
+inline constexpr llvm::StringLiteral kLossName = "loss";
+inline constexpr llvm::StringLiteral kStepCountName = "step";
+
+/// Whether an argument or result of `func` carries `fbl.name`.
+bool usesNames(func::FuncOp func);
+
+/// Adds `@<name>_grad` next to `forward`: the same arguments (with their
+/// attributes), returning the loss followed by the gradient of each argument
+/// in `wrt` (ascending), named as above when the argument is. Emits an error
+/// on the offending op and fails when an active op has no rule.
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
                                               ArrayRef<unsigned> wrt);
 
@@ -40,9 +56,10 @@ struct OptimizerOptions {
 
 /// Adds `@<name>_step` from `grad` (built for `wrt`): the forward's arguments
 /// then, for AdamW, the first moments, the second moments (one per `wrt`
-/// argument, same types) and the 1-based step count as `tensor<f32>`;
-/// returning the loss, the updated parameters, and for AdamW the updated
-/// moments.
+/// argument, same types, named after their parameter as above, `fbl.init`
+/// "zeros") and the 1-based step count as `tensor<f32>`; returning the loss,
+/// the updated parameters, and for AdamW the updated moments, each update
+/// named like the argument it replaces.
 FailureOr<func::FuncOp> buildStepFunction(func::FuncOp grad,
                                           StringRef forwardName,
                                           ArrayRef<unsigned> wrt,

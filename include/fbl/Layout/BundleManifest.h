@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -82,7 +84,14 @@ inline constexpr const char range[] = "range";
 inline constexpr const char min[] = "min";
 inline constexpr const char max[] = "max";
 inline constexpr const char message[] = "message";
-// Kernels.
+/// Optional, inputs and outputs: `name` (below, under Kernels) is the
+/// argument's `fbl.name` (a Hugging Face tensor name such as
+/// "model.norm.weight", or "input_ids"); a result's is its `fbl.name`, which
+/// for a training step's updates is the name of the input it updates.
+/// Names are unique among the inputs. `init` is an input's `fbl.init`: how a
+/// parameter that no weights file sets starts (see InitSpec).
+inline constexpr const char init[] = "init";
+// Kernels (and inputs and outputs, see `init`).
 inline constexpr const char name[] = "name";
 inline constexpr const char args[] = "args";
 inline constexpr const char access[] = "access";
@@ -238,6 +247,48 @@ layoutFromJson(const Json &j, unsigned rank, std::string &error) {
   if (!error.empty())
     return std::nullopt;
   return l;
+}
+
+//===----------------------------------------------------------------------===//
+// Initializers
+//===----------------------------------------------------------------------===//
+
+/// How a parameter starts when no weights file sets it: an argument's
+/// `fbl.init` in the IR and an input's `init` in the manifest, spelled
+/// "zeros", "ones", "normal:<std>" (mean 0) or "uniform:<bound>" (in
+/// [-bound, bound]), with a finite positive number.
+struct InitSpec {
+  enum class Kind : uint8_t { Zeros, Ones, Normal, Uniform };
+  Kind kind = Kind::Zeros;
+  double scale = 0.0; ///< The standard deviation or the bound.
+};
+
+/// The initializer `s` spells; std::nullopt and `error` set when it spells
+/// none.
+inline std::optional<InitSpec> parseInitSpec(std::string_view s,
+                                             std::string &error) {
+  if (s == "zeros")
+    return InitSpec{InitSpec::Kind::Zeros, 0.0};
+  if (s == "ones")
+    return InitSpec{InitSpec::Kind::Ones, 0.0};
+  size_t colon = s.find(':');
+  std::string_view kind = s.substr(0, colon);
+  if (colon != std::string_view::npos &&
+      (kind == "normal" || kind == "uniform")) {
+    std::string_view number = s.substr(colon + 1);
+    double scale = 0.0;
+    auto [end, ec] =
+        std::from_chars(number.data(), number.data() + number.size(), scale);
+    if (ec == std::errc() && end == number.data() + number.size() &&
+        !number.empty() && std::isfinite(scale) && scale > 0.0)
+      return InitSpec{kind == "normal" ? InitSpec::Kind::Normal
+                                       : InitSpec::Kind::Uniform,
+                      scale};
+  }
+  error = "initializer '" + std::string(s) +
+          "' is none of zeros, ones, normal:<std>, uniform:<bound> (with a "
+          "finite positive number)";
+  return std::nullopt;
 }
 
 } // namespace fbl::manifest

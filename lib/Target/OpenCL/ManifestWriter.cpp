@@ -145,7 +145,13 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     manifest::Json &in = inputs.emplace_back(manifest::Json::object());
     in[key::arg] = static_cast<int64_t>(arg.getArgNumber());
     in[key::tensor] = plan.tensorId.lookup(arg);
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), FBLDialect::getNameAttrName()))
+      in[key::name] = name.str();
     in[key::param] = bool(func.getArgAttr(arg.getArgNumber(), "fbl.param"));
+    if (auto init = func.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), FBLDialect::getInitAttrName()))
+      in[key::init] = init.str();
     if (func.getArgAttr(arg.getArgNumber(), "fbl.step_count"))
       in[key::stepCount] = true;
     // fbl-lower-to-kernels records what kernels will not check.
@@ -163,6 +169,9 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     manifest::Json &out = outputs.emplace_back(manifest::Json::object());
     out[key::result] = static_cast<int64_t>(i);
+    if (auto name = func.getResultAttrOfType<StringAttr>(
+            i, FBLDialect::getNameAttrName()))
+      out[key::name] = name.str();
     out[key::tensor] = plan.tensorId.lookup(v);
     if (updates && updates[i] >= 0)
       out[key::updates] = updates[i];

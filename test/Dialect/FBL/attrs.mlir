@@ -111,3 +111,16 @@ func.func @named_and_initialized(
     %ids: tensor<4xi64> {fbl.name = "input_ids"}) {
   return
 }
+
+// -----
+
+// Names and initializers of arguments, names of results.
+// CHECK-LABEL: func.func @named
+// CHECK-SAME: %{{.*}}: tensor<4x4xf32> {fbl.init = "normal:0.02", fbl.name = "model.layers.0.mlp.up_proj.lora_A.weight", fbl.param}
+// CHECK-SAME: %{{.*}}: tensor<4xi64> {fbl.name = "input_ids"}
+// CHECK-SAME: -> (tensor<f32> {fbl.name = "loss"})
+func.func @named(%w: tensor<4x4xf32> {fbl.param, fbl.name = "model.layers.0.mlp.up_proj.lora_A.weight", fbl.init = "normal:0.02"},
+                 %ids: tensor<4xi64> {fbl.name = "input_ids"}) -> (tensor<f32> {fbl.name = "loss"}) {
+  %e = tensor.empty() : tensor<f32>
+  return %e : tensor<f32>
+}

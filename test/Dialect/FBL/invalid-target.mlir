@@ -142,3 +142,68 @@ func.func @f(%x: tensor<f32>) -> tensor<f32> attributes {fbl.updates = array<i64
 func.func @f(%x: tensor<f32> {fbl.step_count = 2}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'fbl.name' is a non-empty string}}
+func.func @f(%x: tensor<4xf32> {fbl.name = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.name' is a non-empty string}}
+func.func @f(%x: tensor<4xf32> {fbl.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.name' cannot be '__metadata__' (safetensors reserves it)}}
+func.func @f(%x: tensor<4xf32> {fbl.name = "__metadata__"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{arguments #0 and #2 are both named 'model.norm.weight'}}
+func.func @f(%a: tensor<4xf32> {fbl.name = "model.norm.weight"},
+             %b: tensor<4xf32> {fbl.name = "model.norm.bias"},
+             %c: tensor<4xf32> {fbl.param, fbl.name = "model.norm.weight"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.init' of argument #0: initializer 'normal:-1' is none of zeros, ones, normal:<std>, uniform:<bound> (with a finite positive number)}}
+func.func @f(%w: tensor<4xf32> {fbl.param, fbl.init = "normal:-1"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.init' is a string}}
+func.func @f(%w: tensor<4xf32> {fbl.param, fbl.init = 0.02}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.init' initializes float tensor arguments of functions only}}
+func.func @f(%ids: tensor<4xi64> {fbl.init = "zeros"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fbl.name' is a non-empty string}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {fbl.name = ""}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown fbl result attribute 'fbl.param'}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {fbl.param}) {
+  return %x : tensor<4xf32>
+}

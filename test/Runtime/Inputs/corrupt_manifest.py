@@ -69,6 +69,10 @@ elif mode == "wrong-kind":
         sys.exit("no memory object of the other kind")
 elif mode == "extra-arg":
     k0["args"].append(dict(k0["args"][0]))
+elif mode == "duplicate-name":
+    m["inputs"][1]["name"] = m["inputs"][0]["name"]
+elif mode == "bad-init":
+    m["inputs"][0]["init"] = "normal:-0.5"
 else:
     sys.exit("unknown mode " + mode)
 with open(path, "w") as f:

@@ -2,22 +2,20 @@
 //
 // Registers the dialect's attributes and ops, and verifies the discardable
 // attributes it owns: `fbl.target` on a module (every encoded tensor inside
-// must fit the target's image limits), and `fbl.param`, `fbl.name` and
-// `fbl.init` on arguments.
+// must fit the target's image limits), `fbl.param`, `fbl.name` and
+// `fbl.init` on arguments, and `fbl.name` on results.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
-#include "fbl/Layout/ParameterInit.h"
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Layout/BundleManifest.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -160,6 +158,43 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
   return failure(walk.wasInterrupted());
 }
 
+/// Checks `fbl.name` on argument `argIndex`: a non-empty string that no
+/// earlier argument carries (weights files and the runtime find inputs by
+/// it) and that safetensors does not reserve.
+static LogicalResult verifyArgumentName(Operation *op, unsigned argIndex,
+                                        NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' is a non-empty string";
+  if (name.getValue() == "__metadata__")
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' cannot be '__metadata__' (safetensors "
+                              "reserves it)";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' names arguments of functions only";
+  for (unsigned i = 0; i < argIndex; ++i)
+    if (func.getArgAttr(i, attr.getName()) == name)
+      return op->emitError() << "arguments #" << i << " and #" << argIndex
+                             << " are both named '" << name.getValue() << "'";
+  return success();
+}
+
+LogicalResult FBLDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                      unsigned,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != getNameAttrName())
+    return op->emitError() << "unknown fbl result attribute '"
+                           << attr.getName().getValue() << "'";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "'" << getNameAttrName()
+                           << "' is a non-empty string";
+  return success();
+}
+
 LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
@@ -177,18 +212,23 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                 "integer min and max and a string message";
     return success();
   }
-  if (attr.getName() == getNameAttrName()) {
-    auto name = dyn_cast<StringAttr>(attr.getValue());
-    if (!name || name.getValue().empty())
-      return op->emitError()
-             << "'" << getNameAttrName() << "' is a non-empty string";
-    return success();
-  }
+  if (attr.getName() == getNameAttrName())
+    return verifyArgumentName(op, argIndex, attr);
   if (attr.getName() == getInitAttrName()) {
     auto init = dyn_cast<StringAttr>(attr.getValue());
-    if (!init || !::fbl::layout::ParameterInit::parse(init.str()))
-      return op->emitError() << "'" << getInitAttrName() << "' must be one of "
-                             << ::fbl::layout::ParameterInit::kSyntax;
+    if (!init)
+      return op->emitError() << "'" << getInitAttrName() << "' is a string";
+    std::string error;
+    if (!::fbl::manifest::parseInitSpec(init.getValue().str(), error))
+      return op->emitError() << "'" << getInitAttrName() << "' of argument #"
+                             << argIndex << ": " << error;
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto type =
+        func ? dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex])
+             : RankedTensorType();
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return op->emitError() << "'" << getInitAttrName() << "' initializes "
+                             << "float tensor arguments of functions only";
     return success();
   }
   if (attr.getName() != getParamAttrName())

@@ -27,10 +27,26 @@ def FBL_Dialect : Dialect {
       func.func @f(%x: tensor<128x64xf32, #fbl.rtile<tile = [4, 4], packed = 1>>)
     }
     ```
+
+    Function arguments of a model carry `fbl.param` (unit: trained),
+    `fbl.name` (a string unique among the function's arguments: the Hugging
+    Face tensor name of a weight, or the name of data such as `"input_ids"`;
+    results may be named too) and `fbl.init` (how a parameter that no
+    weights file sets starts: `"zeros"`, `"ones"`, `"normal:<std>"`,
+    `"uniform:<bound>"`). The bundle's manifest carries names and
+    initializers, so the runtime loads and saves weights by name.
+
+    ```mlir
+    func.func @m(%ids: tensor<2x8xi64> {fbl.name = "input_ids"},
+                 %a: tensor<8x64xf32> {fbl.param, fbl.init = "normal:0.02",
+                     fbl.name = "model.layers.0.mlp.up_proj.lora_A.weight"})
+        -> (tensor<f32> {fbl.name = "loss"})
+    ```
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Registers the attributes (defined with their storage in FBLAttrs.cpp).
     void registerAttributes();
@@ -64,12 +80,13 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("fbl.param");
     }
-    /// Names of the argument attributes of forward models: the Hugging Face
-    /// tensor name, and how to initialize a parameter no weights file gives
-    /// ("zeros", "ones", "normal:<std>", "uniform:<bound>").
+    /// Name of the string attribute naming an argument or result (a
+    /// Hugging Face tensor name; unique among a function's arguments).
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("fbl.name");
     }
+    /// Name of the string attribute saying how an argument that no weights
+    /// file sets starts ("zeros", "ones", "normal:<std>", "uniform:<bound>").
     static constexpr ::llvm::StringLiteral getInitAttrName() {
       return ::llvm::StringLiteral("fbl.init");
     }
