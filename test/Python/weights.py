@@ -140,7 +140,7 @@ expect_error("dtype", lambda: fbl.save_safetensors(
 bundle = fbl.compile(model, target="pocl-cpu", optimizer="adamw", lr=0.05)
 with fbl.Session(bundle, "cpu") as s:
     # CHECK: inputs: inputs_embeds labels model.fc1.weight model.fc1.bias
-    # CHECK-SAME: lm_head.weight lm_head.weight.exp_avg{{ }}
+    # CHECK-SAME: lm_head.weight.exp_avg model.fc1.bias.exp_avg_sq
     # CHECK-SAME: lm_head.weight.exp_avg_sq step{{$}}
     print("inputs:", " ".join(i.name for i in s.inputs))
     # CHECK: inits: {'model.fc1.bias': 'zeros', 'model.fc1.lora_A.weight': 'uniform:0.25', 'model.fc1.lora_B.weight': 'zeros', 'model.fc1.bias.exp_avg': 'zeros'
