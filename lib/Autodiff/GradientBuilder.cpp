@@ -765,15 +765,23 @@ mlir::fbl::buildGradientFunction(func::FuncOp forward, ArrayRef<unsigned> wrt) {
   ret.erase();
   grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  // Result names, for the manifest: the loss, then each gradient after its
-  // parameter.
+  // Result attributes, one per new result (setFunctionType leaves the
+  // forward's list as it was): the loss keeps the forward's and is named,
+  // each gradient is named after its parameter.
   StringRef nameAttr = FBLDialect::getNameAttrName();
-  if (usesNames(forward) && !grad.getResultAttr(0, nameAttr))
-    grad.setResultAttr(0, nameAttr, b.getStringAttr(kLossName));
-  for (auto [k, i] : llvm::enumerate(wrt))
-    if (auto name = grad.getArgAttrOfType<StringAttr>(i, nameAttr))
-      grad.setResultAttr(1 + k, nameAttr,
-                         b.getStringAttr(name.getValue() + kGradSuffix));
+  NamedAttrList lossAttrs(forward.getResultAttrDict(0));
+  if (usesNames(forward) && !lossAttrs.get(nameAttr))
+    lossAttrs.set(nameAttr, b.getStringAttr(kLossName));
+  SmallVector<DictionaryAttr> resultAttrs = {
+      lossAttrs.getDictionary(b.getContext())};
+  for (unsigned i : wrt) {
+    auto name = grad.getArgAttrOfType<StringAttr>(i, nameAttr);
+    resultAttrs.push_back(
+        name ? b.getDictionaryAttr(b.getNamedAttr(
+                   nameAttr, b.getStringAttr(name.getValue() + kGradSuffix)))
+             : b.getDictionaryAttr({}));
+  }
+  grad.setAllResultAttrs(resultAttrs);
   cleanUpDifferentiatedFunction(grad);
   return grad;
 }

@@ -387,20 +387,6 @@ void fbl_session::trainStep(int64_t step, bool profile) {
 
 namespace st = fbl::runtime::safetensors;
 
-static uint64_t splitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-static uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 /// Whether weights files can set `t`: f32 inputs, and f16 ones (buffers)
 /// through a conversion.
 static bool holdsFloats(const Tensor &t) {
@@ -448,9 +434,13 @@ void fbl_session::initInput(size_t input, uint64_t seed) {
   if (!holdsFloats(t))
     throw Error(inputLabel(input) + " is " + t.dtype +
                 "; initializers set float inputs");
-  std::mt19937_64 rng(splitMix64(
-      seed ^ fnv1a(inputNames[input].empty() ? "arg" + std::to_string(input)
-                                             : inputNames[input])));
+  std::string key = inputNames[input].empty() ? "arg" + std::to_string(input)
+                                              : inputNames[input];
+  std::vector<uint32_t> words = {static_cast<uint32_t>(seed),
+                                 static_cast<uint32_t>(seed >> 32)};
+  words.insert(words.end(), key.begin(), key.end());
+  std::seed_seq seeds(words.begin(), words.end());
+  std::mt19937_64 rng(seeds);
   std::vector<float> values(t.elements());
   using Kind = manifest::InitSpec::Kind;
   switch (spec->kind) {

@@ -47,17 +47,17 @@ func.func @model(%w: tensor<3xf32> {fbl.param}, %b: tensor<2xf32> {fbl.param}, %
 // A model that names its arguments: the names and initializers stay on every
 // argument of _grad and _step; gradients and moments are named after their
 // parameter, the loss and the step count by convention, and each update like
-// the argument it replaces.
+// the argument it replaces. The forward's result attributes stay on the loss.
 // SGD-LABEL: func.func @named_grad(%arg0: tensor<3xf32> {fbl.name = "model.w", fbl.param}, %arg1: tensor<2xf32> {fbl.init = "normal:0.02", fbl.name = "model.lora_A", fbl.param}, %arg2: tensor<3xf32> {fbl.name = "inputs"})
-// SGD-SAME: -> (tensor<f32> {fbl.name = "loss"}, tensor<3xf32> {fbl.name = "model.w.grad"}, tensor<2xf32> {fbl.name = "model.lora_A.grad"})
+// SGD-SAME: -> (tensor<f32> {fbl.name = "nll"}, tensor<3xf32> {fbl.name = "model.w.grad"}, tensor<2xf32> {fbl.name = "model.lora_A.grad"})
 // SGD-LABEL: func.func @named_step(%arg0: tensor<3xf32> {fbl.name = "model.w", fbl.param}, %arg1: tensor<2xf32> {fbl.init = "normal:0.02", fbl.name = "model.lora_A", fbl.param}, %arg2: tensor<3xf32> {fbl.name = "inputs"})
-// SGD-SAME: -> (tensor<f32> {fbl.name = "loss"}, tensor<3xf32> {fbl.name = "model.w"}, tensor<2xf32> {fbl.name = "model.lora_A"})
+// SGD-SAME: -> (tensor<f32> {fbl.name = "nll"}, tensor<3xf32> {fbl.name = "model.w"}, tensor<2xf32> {fbl.name = "model.lora_A"})
 // ADAMW-LABEL: func.func @named_step(%arg0: tensor<3xf32> {fbl.name = "model.w", fbl.param}, %arg1: tensor<2xf32> {fbl.init = "normal:0.02", fbl.name = "model.lora_A", fbl.param}, %arg2: tensor<3xf32> {fbl.name = "inputs"}, %arg3: tensor<3xf32> {fbl.init = "zeros", fbl.name = "model.w.exp_avg"}, %arg4: tensor<3xf32> {fbl.init = "zeros", fbl.name = "model.w.exp_avg_sq"}, %arg5: tensor<f32> {fbl.name = "step", fbl.step_count})
-// ADAMW-SAME: -> (tensor<f32> {fbl.name = "loss"}, tensor<3xf32> {fbl.name = "model.w"}, tensor<3xf32> {fbl.name = "model.w.exp_avg"}, tensor<3xf32> {fbl.name = "model.w.exp_avg_sq"})
+// ADAMW-SAME: -> (tensor<f32> {fbl.name = "nll"}, tensor<3xf32> {fbl.name = "model.w"}, tensor<3xf32> {fbl.name = "model.w.exp_avg"}, tensor<3xf32> {fbl.name = "model.w.exp_avg_sq"})
 
 func.func @named(%w: tensor<3xf32> {fbl.param, fbl.name = "model.w"},
                  %a: tensor<2xf32> {fbl.param, fbl.name = "model.lora_A", fbl.init = "normal:0.02"},
-                 %x: tensor<3xf32> {fbl.name = "inputs"}) -> tensor<f32> {
+                 %x: tensor<3xf32> {fbl.name = "inputs"}) -> (tensor<f32> {fbl.name = "nll"}) {
   %zero = arith.constant 0.0 : f32
   %le = tensor.empty() : tensor<f32>
   %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>

@@ -195,19 +195,22 @@ int main(int argc, char **argv) {
     std::vector<char> report(1 << 22);
     check(fbl_session_load_weights(session, weights.c_str(), 0, report.data(),
                                    report.size()));
-    int loaded = 0;
-    std::string unused;
+    // One line: how many loaded, and the first few tensors no input took.
+    int loaded = 0, unused = 0;
+    std::string unusedNames;
     for (const char *line = report.data(); *line;) {
       const char *end = std::strchr(line, '\n');
       std::string l(line, end ? end : line + std::strlen(line));
       loaded += l.rfind("loaded ", 0) == 0;
-      if (l.rfind("unused ", 0) == 0)
-        unused += (unused.empty() ? "'" : ", '") + l.substr(7) + "'";
+      if (l.rfind("unused ", 0) == 0 && ++unused <= 4)
+        unusedNames += (unusedNames.empty() ? "'" : ", '") + l.substr(7) + "'";
       line = end ? end + 1 : line + l.size();
     }
+    if (unused > 4)
+      unusedNames += " and " + std::to_string(unused - 4) + " more";
     std::printf("weights: loaded %d tensor%s from %s%s\n", loaded,
                 loaded == 1 ? "" : "s", weights.c_str(),
-                unused.empty() ? "" : ("; no input for " + unused).c_str());
+                unused ? ("; no input for " + unusedNames).c_str() : "");
   }
   std::mt19937_64 rng(seed < 0 ? 0 : seed);
   // Optimizer state (inputs a step updates that are not parameters) starts

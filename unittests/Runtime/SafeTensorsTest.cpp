@@ -36,11 +36,26 @@ namespace {
 // Helpers: files, the C API, an independent decoder
 //===----------------------------------------------------------------------===//
 
-std::string tempPath(const std::string &name) {
-  fs::path dir = fs::path(::testing::TempDir()) / "fbl-safetensors-test";
-  fs::create_directories(dir);
-  return (dir / name).string();
+/// The running test's own directory: ctest runs tests in parallel processes.
+fs::path testDir() {
+  return fs::path(::testing::TempDir()) /
+         (std::string("fbl-safetensors-") +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
 }
+
+std::string tempPath(const std::string &name) {
+  fs::create_directories(testDir());
+  return (testDir() / name).string();
+}
+
+/// Removes the test's files.
+class SafeTensors : public ::testing::Test {
+protected:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(testDir(), ec);
+  }
+};
 
 void writeBytes(const std::string &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -186,7 +201,7 @@ std::vector<uint16_t> asU16(const std::string &bytes) {
 // Round trips and bit patterns
 //===----------------------------------------------------------------------===//
 
-TEST(SafeTensors, F32RoundTripWithMetadata) {
+TEST_F(SafeTensors, F32RoundTripWithMetadata) {
   std::string path = tempPath("roundtrip.safetensors");
   std::vector<float> w = {1.0f, -0.0f, 3.5e-42f, INFINITY, NAN, -2.25f};
   std::vector<float> b = {0.5f, 7.0f};
@@ -266,7 +281,7 @@ TEST(SafeTensors, F32RoundTripWithMetadata) {
   fbl_safetensors_close(f);
 }
 
-TEST(SafeTensors, HalfBitPatternsDecode) {
+TEST_F(SafeTensors, HalfBitPatternsDecode) {
   std::vector<uint16_t> bits = {0x3C00, 0xC000, 0x0001, 0x03FF, 0x0400,
                                 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x8000};
   std::vector<float> want = {1.0f,
@@ -288,7 +303,7 @@ TEST(SafeTensors, HalfBitPatternsDecode) {
         << std::hex << bits[i] << " read as " << r.tensors["t"][i];
 }
 
-TEST(SafeTensors, BFloat16BitPatternsDecode) {
+TEST_F(SafeTensors, BFloat16BitPatternsDecode) {
   std::vector<uint16_t> bits = {0x3F80, 0xC000, 0x7F80, 0xFF80,
                                 0x7FC0, 0x0001, 0x8000, 0x4049};
   std::vector<float> want = {1.0f,      -2.0f,    INFINITY,
@@ -304,7 +319,7 @@ TEST(SafeTensors, BFloat16BitPatternsDecode) {
   EXPECT_GT(bf16Value(0x0001), 0.0f); // a subnormal, not flushed
 }
 
-TEST(SafeTensors, HalfRoundsToNearestEven) {
+TEST_F(SafeTensors, HalfRoundsToNearestEven) {
   float one = 1.0f;
   std::vector<float> values = {
       1.0f,
@@ -333,7 +348,7 @@ TEST(SafeTensors, HalfRoundsToNearestEven) {
   EXPECT_NE(got.back() & 0x03FF, 0);
 }
 
-TEST(SafeTensors, BFloat16RoundsToNearestEven) {
+TEST_F(SafeTensors, BFloat16RoundsToNearestEven) {
   float one = 1.0f;
   std::vector<float> values = {1.0f,
                                one + std::ldexp(1.0f, -8),        // tie: even
@@ -377,12 +392,14 @@ void checkAllPatterns(const std::string &dtype) {
   }
 }
 
-TEST(SafeTensors, EveryHalfPatternRoundTrips) { checkAllPatterns("F16"); }
-TEST(SafeTensors, EveryBFloat16PatternRoundTrips) { checkAllPatterns("BF16"); }
+TEST_F(SafeTensors, EveryHalfPatternRoundTrips) { checkAllPatterns("F16"); }
+TEST_F(SafeTensors, EveryBFloat16PatternRoundTrips) {
+  checkAllPatterns("BF16");
+}
 
 /// Random f32 values become the nearest binary16 (ties to even), checked
 /// against its neighbours with exact double arithmetic.
-TEST(SafeTensors, HalfIsNearestProperty) {
+TEST_F(SafeTensors, HalfIsNearestProperty) {
   std::mt19937 rng(7);
   std::vector<float> values;
   for (int i = 0; i < 20000; ++i) {
@@ -414,7 +431,7 @@ TEST(SafeTensors, HalfIsNearestProperty) {
   }
 }
 
-TEST(SafeTensors, WiderTypesConvertOrFail) {
+TEST_F(SafeTensors, WiderTypesConvertOrFail) {
   std::string path = tempPath("wide.safetensors");
   writeBytes(path, oneTensor("F64", {3},
                              bytesOf(std::vector<double>{1.5, 1e-300, -1e30})));
@@ -462,7 +479,7 @@ TEST(SafeTensors, WiderTypesConvertOrFail) {
 // Corrupt files: one line each
 //===----------------------------------------------------------------------===//
 
-TEST(SafeTensors, CorruptFilesFailWithOneLine) {
+TEST_F(SafeTensors, CorruptFilesFailWithOneLine) {
   std::string f32x3 = bytesOf(std::vector<float>{1, 2, 3});
   auto has = [](const std::string &error, const std::string &what) {
     EXPECT_NE(error.find(what), std::string::npos)
@@ -473,8 +490,8 @@ TEST(SafeTensors, CorruptFilesFailWithOneLine) {
   std::string good = oneTensor("F32", {3}, f32x3);
   std::string longHeader = good;
   longHeader[1] = '\x10'; // 4096 more
-  has(errorOf(longHeader), "exceeds the file (" + std::to_string(good.size()) +
-                               " bytes)");
+  has(errorOf(longHeader),
+      "exceeds the file (" + std::to_string(good.size()) + " bytes)");
   std::string hugeHeader = good;
   hugeHeader[7] = '\x7f';
   has(errorOf(hugeHeader), "exceeds the file");
@@ -562,7 +579,7 @@ TEST(SafeTensors, CorruptFilesFailWithOneLine) {
             std::string::npos);
 }
 
-TEST(SafeTensors, WriterRefusesBadTensorsAndFailedWrites) {
+TEST_F(SafeTensors, WriterRefusesBadTensorsAndFailedWrites) {
   fbl_safetensors_writer *w;
   ASSERT_EQ(fbl_safetensors_writer_create(&w), FBL_OK);
   float v[2] = {1, 2};
@@ -658,7 +675,7 @@ independentDecode(const std::string &bytes) {
   return out;
 }
 
-TEST(SafeTensors, RandomCorruptionIsACleanErrorOrACorrectRead) {
+TEST_F(SafeTensors, RandomCorruptionIsACleanErrorOrACorrectRead) {
   std::mt19937 rng(2024);
   const char *dtypes[] = {"F32", "F16", "BF16", "I32"};
   std::string path = tempPath("property.safetensors");
