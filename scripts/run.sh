@@ -1,45 +1,42 @@
 #!/usr/bin/env bash
-# The main job: set up, build, then compile a model's training step and
-# train it on the local OpenCL device (the first GPU, else the CPU device).
-#  1. fbl-training-pipeline on the bundled attention block (or MODEL.mlir):
-#     gradient + AdamW step, operator classes, layouts, kernels; the three
-#     layout policies' reports side by side;
-#  2. fbl-translate --fbl-to-opencl: the bundle (kernels.cl, manifest.json);
-#  3. fbl-run --train: STEPS training steps with progress, loss, step time.
-# Usage: scripts/run.sh [MODEL.mlir] [STEPS]
-# FBL_TARGET overrides the target preset chosen from the local device.
+# The main job: set up, build, then fine-tune the bundled tiny LLaMA on the
+# bundled text on the local OpenCL device (the first GPU, else PoCL on the
+# CPU), with progress, loss and step time:
+#  1. a short full fine-tuning from random weights gives the base model
+#     (out/base/model.safetensors), as a pretrained checkpoint would;
+#  2. LoRA fine-tuning of that base (adapters on q/k/v/o), saving the
+#     adapters in PEFT's format, the merged weights, loss.csv, loss.svg and
+#     summary.json in out/lora/.
+# Usage: scripts/run.sh [MODEL] [DATA] [STEPS]
+#   MODEL: a preset (fbl-model --list-presets) or a config.json; DATA: a
+#   text file or folder. FBL_DEVICE picks the OpenCL device.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=${FBL_BUILD_DIR:-build}
-model=${1:-examples/attention.mlir}
-steps=${2:-40}
+model=${1:-tiny-llama}
+data=${2:-examples/data/layouts.txt}
+steps=${3:-200}
+out=${FBL_OUT:-out}
+device=()
+if [ -n "${FBL_DEVICE:-}" ]; then device=(--device "$FBL_DEVICE"); fi
 
 bash scripts/setup.sh
 bash scripts/build.sh >/dev/null
 
-# A target preset for the local device: its limits bound every image.
-devices=$("$build/bin/fbl-run" --list-devices)
-echo "== OpenCL devices"; echo "$devices"
-# The preset for the local device (by vendor, else PoCL's).
-target=${FBL_TARGET:-$("$build/bin/fbl-run" --print-preset)}
+echo "== OpenCL devices"
+"$build/bin/fbl-run" --list-devices
 
-echo "== compiling the training step of $model (target $target)"
-for policy in reuse-forward explicit-transpose fblayout; do
-  "$build/bin/fbl-opt" "$model" \
-    --fbl-training-pipeline="policy=$policy target=$target optimizer=adamw lr=0.01 report=$build/report.$policy.json" \
-    -o "$build/model.$policy.mlir"
-done
-"$build/bin/fbl-opt" "$model" --fbl-autodiff="optimizer=adamw" --fbl-print-op-classes -o /dev/null |
-  awk '/fbl-print-op-classes: @.*_step/{name=$2} name && /forward [0-9]+, backward/{print name ":" $0; name=""}'
-python3 test/lib/compare_policies.py "$build/report.fblayout.json" \
-  "$build/report.reuse-forward.json" "$build/report.explicit-transpose.json" || true
+echo "== 1. base model: full fine-tuning of $model from random weights"
+"$build/bin/fbl-finetune" --model "$model" --data "$data" --full \
+  --steps "$steps" --seq 64 --batch 4 --lr 3e-3 "${device[@]}" \
+  --save "$out/base"
 
-bundle=$build/model.bundle
-rm -rf "$bundle"
-"$build/bin/fbl-translate" --fbl-to-opencl "$build/model.fblayout.mlir" -o "$bundle"
-echo "== bundle $bundle: $(grep -c '"name"' "$bundle/manifest.json") kernels"
-
-echo "== training $steps steps on the local device (fbl-run --train)"
-"$build/bin/fbl-run" "$bundle" --random-inputs 1 --train "$steps" \
-  --output-dir "$build/model.trained"
+echo "== 2. LoRA fine-tuning of the base (rank 8 on q/k/v/o)"
+"$build/bin/fbl-finetune" --model "$model" --data "$data" \
+  --weights "$out/base/model.safetensors" \
+  --lora rank=8,alpha=16,targets=q_proj,k_proj,v_proj,o_proj \
+  --steps "$steps" --seq 64 --batch 4 --lr 3e-3 --merge "${device[@]}" \
+  --save "$out/lora"
+echo "== results in $out/lora:"
+ls "$out/lora"

@@ -1,0 +1,674 @@
+//===- fbl-finetune.cpp - Fine-tune a decoder LLM on the OpenCL device ----===//
+//
+//   fbl-finetune --model PRESET|config.json [--weights W.safetensors]
+//       --data TEXT|DIR [--lora rank=8,alpha=16,targets=q_proj,v_proj | --full]
+//       [--steps N] [--seq S] [--batch B] [--lr LR] [--policy P]
+//       [--device SEL] [--target T] --save OUT/
+//
+// Builds the model's forward graph, adds LoRA adapters (or trains every
+// weight), compiles the AdamW training step for the local OpenCL device
+// (cached), then streams byte-tokenized batches of the text through it,
+// keeping parameters and optimizer state on the device. Prints a progress
+// line per interval (step, loss, tokens/s, step time, ETA), checkpoints every
+// K steps (--resume continues from the last one), and leaves in OUT/ the
+// adapters in PEFT's format (or the full weights) as safetensors, loss.csv,
+// loss.svg and summary.json.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompileStep.h"
+#include "TextData.h"
+#include "TrainingLog.h"
+
+#include "fbl/Models/DecoderModel.h"
+#include "fbl_runtime/fbl_runtime.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+using namespace llvm;
+using namespace fbl;
+using namespace fbl::finetune;
+
+namespace {
+cl::OptionCategory category("fbl-finetune options");
+cl::opt<std::string> modelName("model", cl::desc("Preset or config.json"),
+                               cl::value_desc("preset|file"), cl::Required,
+                               cl::cat(category));
+cl::opt<std::string> weightsFile(
+    "weights", cl::desc("Initial weights (safetensors, Hugging Face names)"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> dataPath("data",
+                              cl::desc("Training text: a file or a folder"),
+                              cl::value_desc("path"), cl::Required,
+                              cl::cat(category));
+cl::opt<std::string> loraSpec(
+    "lora",
+    cl::desc("LoRA adapters: rank=R,alpha=A,targets=NAME[,NAME...]"
+             "[,trainable=NAME...] (default rank=8,alpha=16,"
+             "targets=q_proj,v_proj)"),
+    cl::value_desc("options"), cl::cat(category));
+cl::opt<bool> fullFinetune("full", cl::desc("Train every weight (no LoRA)"),
+                           cl::cat(category));
+cl::opt<int64_t> numSteps("steps", cl::desc("Training steps"), cl::init(200),
+                          cl::cat(category));
+cl::opt<int64_t> seqLen("seq", cl::desc("Tokens per sequence"),
+                        cl::init(128), cl::cat(category));
+cl::opt<int64_t> batchSize("batch", cl::desc("Sequences per step"),
+                           cl::init(4), cl::cat(category));
+cl::opt<double> learningRate("lr", cl::desc("AdamW learning rate"),
+                             cl::init(1e-3), cl::cat(category));
+cl::opt<std::string> policy("policy",
+                            cl::desc("Layout policy: fblayout, reuse-forward "
+                                     "or explicit-transpose"),
+                            cl::init("fblayout"), cl::cat(category));
+cl::opt<std::string> device("device",
+                            cl::desc("OpenCL device (index, gpu, cpu or part "
+                                     "of its name); default: first GPU, "
+                                     "else the CPU"),
+                            cl::init(""), cl::cat(category));
+cl::opt<std::string> target("target",
+                            cl::desc("Target preset (default: the device's)"),
+                            cl::init(""), cl::cat(category));
+cl::opt<std::string> saveDir("save", cl::desc("Output folder"),
+                             cl::value_desc("dir"), cl::Required,
+                             cl::cat(category));
+cl::opt<int64_t> checkpointEvery("checkpoint-every",
+                                 cl::desc("Checkpoint every K steps (0: only "
+                                          "at the end)"),
+                                 cl::init(100), cl::cat(category));
+cl::opt<bool> resume("resume",
+                     cl::desc("Continue from OUT/checkpoint when present"),
+                     cl::cat(category));
+cl::opt<bool> merge("merge",
+                    cl::desc("Also write the base weights with the adapters "
+                             "merged in (OUT/model.safetensors)"),
+                    cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the initial weights and the "
+                                        "batches"),
+                       cl::init(0), cl::cat(category));
+cl::opt<int64_t> logEvery("log-every",
+                          cl::desc("Progress line every N steps (default: "
+                                   "about 20 lines)"),
+                          cl::init(0), cl::cat(category));
+cl::opt<std::string> saveDtype("save-dtype",
+                               cl::desc("dtype of saved weights: F32, F16 or "
+                                        "BF16"),
+                               cl::init("F32"), cl::cat(category));
+cl::opt<std::string> cacheDir("cache-dir",
+                              cl::desc("Compiled-step cache (default "
+                                       "$XDG_CACHE_HOME/fbl or ~/.cache/fbl; "
+                                       "'none' disables it)"),
+                              cl::init(""), cl::cat(category));
+
+[[noreturn]] void die(const Twine &message) {
+  std::fflush(stdout);
+  WithColor::error(errs(), "fbl-finetune") << message << "\n";
+  std::exit(1);
+}
+
+void check(fbl_status status) {
+  if (status != FBL_OK)
+    die(fbl_last_error());
+}
+
+template <typename T> T orDie(Expected<T> value) {
+  if (!value)
+    die(toString(value.takeError()));
+  return std::move(*value);
+}
+
+void orDie(Error error) {
+  if (error)
+    die(toString(std::move(error)));
+}
+
+LoraOptions parseLora(StringRef spec) {
+  LoraOptions lora;
+  if (spec.empty())
+    return lora;
+  // rank=8,alpha=16,targets=q_proj,v_proj: a bare name continues the list
+  // of the key before it.
+  std::string *list = nullptr;
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',', -1, false);
+  lora.targets.clear();
+  for (StringRef part : parts) {
+    auto [key, value] = part.split('=');
+    if (!part.contains('=')) {
+      if (!list)
+        die("--lora: '" + part + "' is not key=value (rank, alpha, "
+                                 "targets, trainable)");
+      *list += "," + part.str();
+      continue;
+    }
+    list = nullptr;
+    if (key == "rank") {
+      if (value.getAsInteger(10, lora.rank) || lora.rank < 1)
+        die("--lora: rank must be a positive integer, got '" + value + "'");
+    } else if (key == "alpha") {
+      if (value.getAsDouble(lora.alpha) || !(lora.alpha > 0) ||
+          !std::isfinite(lora.alpha))
+        die("--lora: alpha must be a positive number, got '" + value + "'");
+    } else if (key == "targets") {
+      lora.targets = value.str();
+      list = &lora.targets;
+    } else if (key == "trainable") {
+      lora.trainable = value.str();
+      list = &lora.trainable;
+    } else {
+      die("--lora: unknown key '" + key + "' (rank, alpha, targets, "
+                                          "trainable)");
+    }
+  }
+  if (lora.targets.empty())
+    lora.targets = "q_proj,v_proj";
+  return lora;
+}
+
+std::string defaultCacheDir() {
+  SmallString<256> dir;
+  if (std::optional<std::string> env = sys::Process::GetEnv("FBL_CACHE_DIR"))
+    return *env;
+  if (std::optional<std::string> xdg =
+          sys::Process::GetEnv("XDG_CACHE_HOME")) {
+    dir = *xdg;
+  } else if (std::optional<std::string> home =
+                 sys::Process::GetEnv("HOME")) {
+    dir = *home;
+    sys::path::append(dir, ".cache");
+  } else {
+    return "";
+  }
+  sys::path::append(dir, "fbl", "steps");
+  return std::string(dir);
+}
+
+std::string pathIn(StringRef dir, StringRef name) {
+  SmallString<256> path(dir);
+  sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// Inputs of the compiled step, found by name.
+struct StepInputs {
+  size_t ids = 0, labels = 0;
+  std::vector<size_t> params;  ///< trained (updated by the step)
+  std::vector<size_t> weights; ///< named, neither data nor optimizer state
+  std::vector<int64_t> shape(fbl_session *s, size_t index) const {
+    int64_t dims[8];
+    size_t rank = 0;
+    const char *dtype = nullptr;
+    int isParam = 0;
+    check(fbl_session_tensor_info(s, 0, index, dims, &rank, &dtype, &isParam));
+    return std::vector<int64_t>(dims, dims + rank);
+  }
+};
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+StepInputs findInputs(fbl_session *session) {
+  StepInputs in;
+  check(fbl_session_find_input(session, "input_ids", &in.ids));
+  check(fbl_session_find_input(session, "labels", &in.labels));
+  std::set<size_t> updated;
+  for (size_t o = 0; o < fbl_session_num_outputs(session); ++o)
+    if (int64_t u = fbl_session_output_updates(session, o); u >= 0)
+      updated.insert(size_t(u));
+  for (size_t i = 0; i < fbl_session_num_inputs(session); ++i) {
+    StringRef name = fbl_session_input_name(session, i);
+    int64_t dims[8];
+    size_t rank = 0;
+    const char *dtype = nullptr;
+    int isParam = 0;
+    check(fbl_session_tensor_info(session, 0, i, dims, &rank, &dtype,
+                                  &isParam));
+    if (i == in.ids || i == in.labels || name.empty() ||
+        fbl_session_input_is_step_count(session, i))
+      continue;
+    if (isParam)
+      in.params.push_back(i);
+    if (isParam || !updated.count(i))
+      in.weights.push_back(i);
+  }
+  return in;
+}
+
+/// Reads input `index` of the session as f32.
+std::vector<float> readInput(fbl_session *session, const StepInputs &in,
+                             size_t index) {
+  std::vector<float> values(product(in.shape(session, index)));
+  check(fbl_session_get_input(session, index, values.data(),
+                              values.size() * sizeof(float)));
+  return values;
+}
+
+/// Copies `from` to `to` renaming each tensor with `rename`.
+void rewriteSafetensors(const std::string &from, const std::string &to,
+                        function_ref<std::string(StringRef)> rename,
+                        StringRef dtype) {
+  fbl_safetensors *file = nullptr;
+  check(fbl_safetensors_open(from.c_str(), &file));
+  fbl_safetensors_writer *writer = nullptr;
+  check(fbl_safetensors_writer_create(&writer));
+  for (size_t t = 0; t < fbl_safetensors_num_tensors(file); ++t) {
+    const char *name = nullptr;
+    const int64_t *shape = nullptr;
+    size_t rank = 0;
+    check(fbl_safetensors_tensor_info(file, t, &name, nullptr, &shape, &rank));
+    std::vector<int64_t> dims(shape, shape + rank);
+    std::vector<float> data(product(dims));
+    check(fbl_safetensors_read_f32(file, t, data.data(), data.size()));
+    check(fbl_safetensors_writer_add_f32(writer, rename(name).c_str(),
+                                         dims.data(), rank, data.data(),
+                                         dtype.str().c_str()));
+  }
+  check(fbl_safetensors_writer_add_metadata(writer, "format", "pt"));
+  check(fbl_safetensors_writer_write(writer, to.c_str()));
+  fbl_safetensors_writer_free(writer);
+  fbl_safetensors_close(file);
+}
+
+/// Writes the base weights with every adapter merged in:
+/// W' = W + (alpha / rank) B A, in Hugging Face names.
+void writeMerged(fbl_session *session, const StepInputs &in,
+                 const LoraOptions &lora, const std::string &path,
+                 StringRef dtype) {
+  std::map<std::string, size_t> byName;
+  for (size_t i : in.weights)
+    byName[fbl_session_input_name(session, i)] = i;
+  fbl_safetensors_writer *writer = nullptr;
+  check(fbl_safetensors_writer_create(&writer));
+  double scale = lora.alpha / double(lora.rank);
+  for (auto &[name, index] : byName) {
+    StringRef n(name);
+    if (n.contains(".lora_A.") || n.contains(".lora_B."))
+      continue;
+    std::vector<int64_t> shape = in.shape(session, index);
+    std::vector<float> w = readInput(session, in, index);
+    std::string prefix = n.drop_back(strlen(".weight")).str();
+    auto a = byName.find(prefix + ".lora_A.weight");
+    auto b = byName.find(prefix + ".lora_B.weight");
+    if (n.ends_with(".weight") && a != byName.end() && b != byName.end()) {
+      std::vector<float> av = readInput(session, in, a->second);
+      std::vector<float> bv = readInput(session, in, b->second);
+      int64_t out = shape[0], inDim = shape[1], r = lora.rank;
+      for (int64_t o = 0; o < out; ++o)
+        for (int64_t k = 0; k < inDim; ++k) {
+          double acc = 0;
+          for (int64_t j = 0; j < r; ++j)
+            acc += double(bv[o * r + j]) * av[j * inDim + k];
+          w[o * inDim + k] += float(scale * acc);
+        }
+    }
+    check(fbl_safetensors_writer_add_f32(writer, name.c_str(), shape.data(),
+                                         shape.size(), w.data(),
+                                         dtype.str().c_str()));
+  }
+  check(fbl_safetensors_writer_add_metadata(writer, "format", "pt"));
+  check(fbl_safetensors_writer_write(writer, path.c_str()));
+  fbl_safetensors_writer_free(writer);
+}
+
+std::string formatDuration(double seconds) {
+  int64_t s = int64_t(std::llround(std::max(0.0, seconds)));
+  if (s >= 3600)
+    return formatv("{0}:{1:2}:{2:2}", s / 3600, (s / 60) % 60, s % 60);
+  return formatv("{0}:{1:2}", s / 60, s % 60);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "fbl-finetune: fine-tune a decoder LLM on the "
+                              "local OpenCL device\n");
+  if (numSteps < 1)
+    die("--steps must be at least 1");
+  if (batchSize < 1 || seqLen < 2)
+    die("--batch must be at least 1 and --seq at least 2");
+  if (!(learningRate > 0) || !std::isfinite(learningRate))
+    die("--lr must be a positive number");
+  if (checkpointEvery < 0)
+    die("--checkpoint-every must be 0 or more");
+  if (saveDtype != "F32" && saveDtype != "F16" && saveDtype != "BF16")
+    die("--save-dtype must be F32, F16 or BF16");
+  if (fullFinetune && !loraSpec.empty())
+    die("--full and --lora exclude each other");
+  if (fullFinetune && merge)
+    die("--merge merges LoRA adapters; --full already trains the weights");
+  if (policy != "fblayout" && policy != "reuse-forward" &&
+      policy != "explicit-transpose")
+    die("--policy must be fblayout, reuse-forward or explicit-transpose");
+
+  std::string configText = orDie(models::ModelConfig::loadText(modelName));
+  models::ModelConfig config =
+      orDie(models::ModelConfig::parse(configText, modelName));
+  if (seqLen > config.maxPositions)
+    die(formatv("--seq {0} exceeds the model's max_position_embeddings {1}",
+                seqLen.getValue(), config.maxPositions));
+
+  // Byte-level tokens: the tiny presets' ids 0..255 are bytes; LLaMA-style
+  // SentencePiece vocabularies hold the 256 byte-fallback tokens at 3..258.
+  ByteTokenizer tokenizer;
+  tokenizer.byteBase = config.vocabSize >= 32000 ? 3 : 0;
+  tokenizer.bos = config.bosTokenId >= 0 && config.bosTokenId < config.vocabSize
+                      ? config.bosTokenId
+                      : -1;
+  if (tokenizer.byteBase + 256 > config.vocabSize)
+    die(formatv("the byte tokenizer needs 256 token ids but vocab_size is {0}",
+                config.vocabSize));
+  TextData data = orDie(TextData::load(dataPath, tokenizer));
+  if (data.numTokens() < 2)
+    die("--data '" + dataPath + "' holds no text");
+
+  if (std::error_code ec = sys::fs::create_directories(saveDir))
+    die("cannot create '" + saveDir + "': " + ec.message());
+
+  // Compile (or reuse) the training step for the device's target.
+  StepOptions step;
+  step.configText = configText;
+  step.shape = {batchSize, seqLen};
+  if (!fullFinetune)
+    step.lora = parseLora(loraSpec);
+  step.policy = policy;
+  step.learningRate = learningRate;
+  step.target = target;
+  if (step.target.empty()) {
+    char preset[128];
+    check(fbl_target_preset(device.c_str(), preset, sizeof(preset)));
+    step.target = preset;
+  }
+  step.cacheDir = cacheDir == "none"      ? ""
+                  : cacheDir.empty() ? defaultCacheDir()
+                                          : cacheDir.getValue();
+  std::string scratch = step.cacheDir.empty() ? saveDir.getValue()
+                                              : step.cacheDir;
+  if (!step.cacheDir.empty())
+    (void)sys::fs::create_directories(step.cacheDir);
+  outs() << formatv("model {0}: {1}, {2} layers, hidden {3}, vocab {4}, "
+                    "{5:N} parameters\n",
+                    modelName, config.familyName(), config.numLayers,
+                    config.hiddenSize, config.vocabSize,
+                    config.numParameters());
+  outs() << formatv("data {0}: {1:N} tokens from {2} file(s), byte-level\n",
+                    dataPath, data.numTokens(), data.numDocuments());
+  outs().flush();
+  CompiledStep compiled =
+      orDie(compileStep(config, step, scratch, outs()));
+  if (compiled.fromCache)
+    outs() << "training step: from the cache (" << compiled.bundleDir
+           << ")\n";
+  else
+    outs() << formatv("training step: compiled in {0:f1} s (policy {1}, "
+                      "target {2})\n",
+                      compiled.compileSeconds, policy, step.target);
+  outs().flush();
+
+  fbl_session *session = nullptr;
+  check(fbl_session_open(compiled.bundleDir.c_str(), device.c_str(),
+                         &session));
+  StepInputs in = findInputs(session);
+  int64_t trainable = 0;
+  for (size_t p : in.params)
+    trainable += product(in.shape(session, p));
+
+  // Initial values: each input's initializer, then the weights file.
+  for (size_t i = 0; i < fbl_session_num_inputs(session); ++i)
+    if (*fbl_session_input_init(session, i))
+      check(fbl_session_init_input(session, i, seed));
+  if (!weightsFile.empty()) {
+    std::string report(1 << 20, '\0');
+    check(fbl_session_load_weights(session, weightsFile.c_str(), 0,
+                                   report.data(), report.size()));
+    std::set<std::string> loaded;
+    std::vector<std::string> unused;
+    for (StringRef line : split(StringRef(report.c_str()), '\n')) {
+      if (line.consume_front("loaded "))
+        loaded.insert(line.str());
+      else if (line.consume_front("unused "))
+        unused.push_back(line.str());
+    }
+    // Adapters start from their initializers; every other weight must come
+    // from the file.
+    for (size_t i : in.weights) {
+      StringRef name = fbl_session_input_name(session, i);
+      if (!loaded.count(name.str()) && !name.contains(".lora_A.") &&
+          !name.contains(".lora_B."))
+        die("--weights '" + weightsFile + "' has no tensor '" + name + "'");
+    }
+    outs() << formatv("weights {0}: {1} tensors loaded", weightsFile,
+                      loaded.size());
+    if (!unused.empty())
+      outs() << formatv(", {0} unused (e.g. '{1}')", unused.size(),
+                        unused.front());
+    outs() << "\n";
+  } else {
+    outs() << "weights: none given; every weight starts from its random "
+              "initializer\n";
+  }
+  for (size_t i = 0; i < fbl_session_num_inputs(session); ++i)
+    if (i != in.ids && i != in.labels &&
+        !fbl_session_input_is_step_count(session, i) &&
+        !fbl_session_input_is_set(session, i))
+      die(formatv("input {0} ('{1}') has no value: give --weights", i,
+                  fbl_session_input_name(session, i)));
+
+  // Resume from the last checkpoint.
+  std::string checkpointDir = pathIn(saveDir, "checkpoint");
+  std::string checkpointWeights = pathIn(checkpointDir, "trainable.safetensors");
+  std::string checkpointState = pathIn(checkpointDir, "state.json");
+  TrainingLog log;
+  int64_t firstStep = 1;
+  if (resume && sys::fs::exists(checkpointState)) {
+    auto text = MemoryBuffer::getFile(checkpointState);
+    if (!text)
+      die("cannot read '" + checkpointState + "'");
+    Expected<json::Value> state = json::parse((*text)->getBuffer());
+    std::optional<int64_t> done =
+        state && state->getAsObject()
+            ? state->getAsObject()->getInteger("step")
+            : std::nullopt;
+    if (!done || *done < 0)
+      die("'" + checkpointState + "' is not a checkpoint state");
+    check(fbl_session_load_weights(session, checkpointWeights.c_str(),
+                                   FBL_WEIGHTS_STRICT, nullptr, 0));
+    orDie(log.readCsv(pathIn(saveDir, "loss.csv")));
+    while (!log.steps().empty() && log.steps().back().step > *done) {
+      std::vector<StepRecord> kept(log.steps().begin(), log.steps().end() - 1);
+      log = TrainingLog();
+      for (const StepRecord &r : kept)
+        log.add(r);
+    }
+    firstStep = *done + 1;
+    outs() << formatv("resumed from step {0} ({1})\n", *done, checkpointDir);
+  }
+
+  outs() << formatv("training {0}: {1:N} of {2:N} parameters trainable "
+                    "({3}), batch {4} x seq {5}, AdamW lr {6}, device {7}, "
+                    "{8:f1} MiB of device memory\n",
+                    step.lora ? "LoRA adapters" : "all weights", trainable,
+                    config.numParameters(),
+                    step.lora ? formatv("rank {0}, alpha {1}, {2}",
+                                        step.lora->rank,
+                                        format("%g", step.lora->alpha),
+                                        step.lora->targets)
+                                    .str()
+                              : std::string("full fine-tuning"),
+                    batchSize, seqLen, format("%g", learningRate.getValue()),
+                    fbl_session_device_name(session),
+                    fbl_session_device_bytes(session) / (1024.0 * 1024.0));
+  outs().flush();
+
+  auto saveCheckpoint = [&](int64_t done) {
+    if (std::error_code ec = sys::fs::create_directories(checkpointDir))
+      die("cannot create '" + checkpointDir + "': " + ec.message());
+    check(fbl_session_save_weights(session, checkpointWeights.c_str(), "",
+                                   FBL_WEIGHTS_OPTIMIZER_STATE, "F32"));
+    orDie(writeJson(checkpointState,
+                    json::Object{{"step", done},
+                                 {"model", modelName.getValue()},
+                                 {"seed", int64_t(seed)}}));
+    orDie(log.writeCsv(pathIn(saveDir, "loss.csv")));
+  };
+
+  int64_t every = logEvery > 0 ? logEvery.getValue()
+                               : std::max<int64_t>(1, numSteps / 20);
+  std::vector<int64_t> ids;
+  double elapsed = 0;
+  int64_t timedSteps = 0;
+  for (int64_t s = firstStep; s <= numSteps; ++s) {
+    // The batch of step s depends only on the seed and s, so a resumed run
+    // sees the batches an uninterrupted one would have.
+    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(s));
+    data.sample(rng, batchSize, seqLen, ids);
+    auto start = std::chrono::steady_clock::now();
+    size_t bytes = ids.size() * sizeof(int64_t);
+    check(fbl_session_set_input(session, in.ids, ids.data(), bytes));
+    check(fbl_session_set_input(session, in.labels, ids.data(), bytes));
+    check(fbl_session_train_step(session, s, 0));
+    float loss = 0;
+    check(fbl_session_get_output(session, 0, &loss, sizeof(loss)));
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (s > firstStep) {
+      elapsed += ms;
+      ++timedSteps;
+    }
+    double tokensPerSecond = batchSize * seqLen / (ms / 1000.0);
+    log.add({s, loss, ms, tokensPerSecond});
+    if (s == firstStep) {
+      // The first step also builds the OpenCL program (or loads it from
+      // the driver's cache) and uploads every input.
+      outs() << formatv("step {0,5}/{1}  loss {2:f4}  (first step, with "
+                        "program build and uploads: {3:f1} s)\n",
+                        s, numSteps, loss, ms / 1000.0);
+      outs().flush();
+    } else if (s % every == 0 || s == numSteps) {
+      double meanMs = elapsed / timedSteps;
+      outs() << formatv("step {0,5}/{1}  loss {2:f4}  {3,8:f0} tokens/s  "
+                        "{4,8:f1} ms/step  ETA {5}\n",
+                        s, numSteps, loss,
+                        batchSize * seqLen / (meanMs / 1000.0), meanMs,
+                        formatDuration((numSteps - s) * meanMs / 1000.0));
+      outs().flush();
+    }
+    if (checkpointEvery > 0 && s % checkpointEvery == 0 && s < numSteps)
+      saveCheckpoint(s);
+  }
+  saveCheckpoint(numSteps);
+
+  // Results.
+  json::Array written;
+  std::string tmpAll = pathIn(saveDir, ".trained.safetensors");
+  check(fbl_session_save_weights(session, tmpAll.c_str(), "", 0, "F32"));
+  if (step.lora) {
+    // PEFT's names and config, so PEFT (and tools reading its format) load
+    // the adapters.
+    rewriteSafetensors(
+        tmpAll, pathIn(saveDir, "adapter_model.safetensors"),
+        [](StringRef name) { return "base_model.model." + name.str(); },
+        saveDtype);
+    json::Array targets;
+    for (StringRef t : split(step.lora->targets, ','))
+      targets.push_back(t.str());
+    orDie(writeJson(pathIn(saveDir, "adapter_config.json"),
+                    json::Object{{"peft_type", "LORA"},
+                                 {"task_type", "CAUSAL_LM"},
+                                 {"base_model_name_or_path", modelName},
+                                 {"r", step.lora->rank},
+                                 {"lora_alpha", step.lora->alpha},
+                                 {"lora_dropout", 0.0},
+                                 {"target_modules", std::move(targets)},
+                                 {"bias", "none"},
+                                 {"fan_in_fan_out", false},
+                                 {"inference_mode", true}}));
+    written.push_back("adapter_model.safetensors");
+    written.push_back("adapter_config.json");
+    if (merge) {
+      writeMerged(session, in, *step.lora, pathIn(saveDir, "model.safetensors"),
+                  saveDtype);
+      written.push_back("model.safetensors");
+    }
+  } else {
+    rewriteSafetensors(
+        tmpAll, pathIn(saveDir, "model.safetensors"),
+        [](StringRef name) { return name.str(); }, saveDtype);
+    written.push_back("model.safetensors");
+  }
+  sys::fs::remove(tmpAll);
+  if (!step.lora || merge) {
+    orDie(writeFileAtomically(pathIn(saveDir, "config.json"), configText));
+    written.push_back("config.json");
+  }
+  orDie(log.writeSvg(pathIn(saveDir, "loss.svg"),
+                     formatv("{0} {1}: training loss", modelName,
+                             step.lora ? "LoRA" : "full")
+                         .str()));
+  written.push_back("loss.csv");
+  written.push_back("loss.svg");
+  written.push_back("summary.json");
+
+  const std::vector<StepRecord> &records = log.steps();
+  double firstLoss = records.front().loss, lastLoss = records.back().loss;
+  double minLoss = firstLoss;
+  for (const StepRecord &r : records)
+    minLoss = std::min(minLoss, r.loss);
+  double medianMs = log.medianMilliseconds();
+  json::Object summary{
+      {"model", modelName.getValue()},
+      {"family", config.familyName()},
+      {"parameters", config.numParameters()},
+      {"trainable_parameters", trainable},
+      {"mode", step.lora ? "lora" : "full"},
+      {"steps", numSteps.getValue()},
+      {"batch", batchSize.getValue()},
+      {"seq", seqLen.getValue()},
+      {"learning_rate", learningRate.getValue()},
+      {"policy", policy.getValue()},
+      {"target", step.target},
+      {"device", fbl_session_device_name(session)},
+      {"device_bytes", fbl_session_device_bytes(session)},
+      {"compile_seconds", compiled.compileSeconds},
+      {"compiled_from_cache", compiled.fromCache},
+      {"first_loss", firstLoss},
+      {"final_loss", lastLoss},
+      {"min_loss", minLoss},
+      {"median_step_ms", medianMs},
+      {"tokens_per_second",
+       medianMs > 0 ? batchSize * seqLen / (medianMs / 1000.0) : 0.0},
+      {"outputs", std::move(written)}};
+  if (step.lora)
+    summary["lora"] = json::Object{{"rank", step.lora->rank},
+                                   {"alpha", step.lora->alpha},
+                                   {"targets", step.lora->targets}};
+  orDie(writeJson(pathIn(saveDir, "summary.json"), std::move(summary)));
+  outs() << formatv("trained {0} steps: loss {1:f4} -> {2:f4}, median step "
+                    "{3:f1} ms; wrote {4}\n",
+                    numSteps, firstLoss, lastLoss, medianMs, saveDir);
+  fbl_session_close(session);
+  return 0;
+}
