@@ -29,22 +29,24 @@ def FBLInsertLoraPass : Pass<"fbl-insert-lora", "::mlir::ModuleOp"> {
     [rank, IN]` (`fbl.init = "uniform:<1/sqrt(IN)>"`, PEFT's Kaiming-uniform
     bound) and `<module>.lora_B.weight : [OUT, rank]` (`fbl.init =
     "zeros"`), both `fbl.param`; so at initialization the model computes
-    what it computed before. The contractions understood are `linalg.matmul`
-    on the weight (`[IN, OUT]`), on its `linalg.transpose` (Hugging Face
-    storage `[OUT, IN]`, as torch-mlir emits `nn.Linear`) or with a
-    transposed-B indexing map, and `linalg.batch_matmul` or a
-    multiply-add `linalg.generic` reading the weight broadcast over the
-    batch. The adapter's two products are copies of the matched op (same
-    kind, same maps) on `A` and `B` (transposed as the op reads the
-    weight), and the scaled sum is a `linalg.generic`.
+    what it computed before. The contractions understood are
+    `linalg.matmul` on the weight stored `[IN, OUT]`, on its
+    `linalg.transpose` (Hugging Face storage `[OUT, IN]`, as torch-mlir
+    emits `nn.Linear`) or with a transposed-B indexing map;
+    `linalg.batch_matmul` reading the weight broadcast over the batch; and
+    multiply-add `linalg.generic`s of these shapes. The adapter's two
+    products are copies of the matched op (same kind, same maps) on `A` and
+    `B` (transposed as the op reads the weight), and the scaled sum is a
+    `linalg.generic`.
 
     Every other argument loses `fbl.param` unless its `fbl.name` contains
     one of the `trainable=` substrings, so the adapters are what
     `fbl-autodiff` differentiates and no gradient of a frozen weight is
-    built. A target matching no weight, a target weight that is not a
-    matrix, is read by anything other than such a contraction (a tied
-    embedding's gather), is smaller than `rank`, or is also kept
-    `trainable`, and a function left without parameters, are errors.
+    built. A target or `trainable=` entry matching nothing, a target weight
+    that is not a matrix, is read by anything other than such a contraction
+    (a tied embedding's gather, `W·x`), is smaller than `rank` in a dim, or
+    is also kept `trainable`, and a function left without parameters, are
+    errors.
 
     ```mlir
     // fbl-opt --fbl-insert-lora="rank=2 alpha=4 targets=q_proj"
