@@ -72,10 +72,11 @@ fbl::finetune::compileStep(const models::ModelConfig &config,
                            const std::string &scratchDir,
                            llvm::raw_ostream &log) {
   std::string pipeline = stepPipeline(options);
+  std::string identity = compilerIdentity();
   llvm::SHA256 hash;
-  for (llvm::StringRef part :
-       {llvm::StringRef(options.configText), llvm::StringRef(pipeline),
-        llvm::StringRef(compilerIdentity())}) {
+  for (llvm::StringRef part : {llvm::StringRef(options.configText),
+                               llvm::StringRef(pipeline),
+                               llvm::StringRef(identity)}) {
     hash.update(part);
     hash.update(llvm::StringRef("\0", 1));
   }
