@@ -102,14 +102,14 @@ func.func @f(%w: tensor<4xf32> {fbl.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'fbl.init' must be one of zeros, ones, normal:STD or uniform:BOUND (STD, BOUND >= 0)}}
+// expected-error @+1 {{'fbl.init' of argument #0: initializer 'normal:-0.02' is none of zeros, ones, normal:<std>, uniform:<bound> (with a finite positive number)}}
 func.func @f(%w: tensor<4xf32> {fbl.init = "normal:-0.02"}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'fbl.init' must be one of zeros, ones, normal:STD or uniform:BOUND (STD, BOUND >= 0)}}
+// expected-error @+1 {{'fbl.init' of argument #0: initializer 'kaiming' is none of zeros, ones, normal:<std>, uniform:<bound> (with a finite positive number)}}
 func.func @f(%w: tensor<4xf32> {fbl.init = "kaiming"}) {
   return
 }
