@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -26,7 +27,7 @@ using namespace fbl::models;
 namespace {
 
 std::string fmtInit(llvm::StringRef kind, double value) {
-  return llvm::formatv("{0}:{1}", kind, value).str();
+  return llvm::formatv("{0}:{1}", kind, llvm::format("%.9g", value)).str();
 }
 
 /// Hugging Face names of one decoder layer's tensors.
