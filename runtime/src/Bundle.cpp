@@ -116,9 +116,13 @@ Bundle Bundle::load(const fs::path &dir) {
   for (const char *f : {"kernels.cl", "manifest.json"})
     if (!fs::exists(dir / f))
       throw Error("bundle '" + dir.string() + "' has no " + f);
+  return parse(readFile(dir / "manifest.json"));
+}
+
+Bundle Bundle::parse(const std::string &manifestText) {
   Json json;
   try {
-    json = Json::parse(readFile(dir / "manifest.json"));
+    json = Json::parse(manifestText);
   } catch (const Json::parse_error &e) {
     throw Error(std::string("malformed manifest.json: ") + e.what());
   }
@@ -255,6 +259,19 @@ Bundle Bundle::load(const fs::path &dir) {
     b.kernels.push_back(kernel);
   }
   return b;
+}
+
+std::vector<float> Bundle::packTexels(const Tensor &t,
+                                      const float *data) const {
+  const Memory &m = memories[t.memory];
+  std::vector<float> texels(m.width * m.height * m.layers * 4);
+  t.layout.pack(t.shape, data, texels.data());
+  return texels;
+}
+
+void Bundle::unpackTexels(const Tensor &t, const std::vector<float> &texels,
+                          float *data) const {
+  t.layout.unpack(t.shape, texels.data(), data);
 }
 
 /// The program binary cache: a file per source, device and driver holding a

@@ -16,6 +16,10 @@ Array fbl::npy::read(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::runtime_error("cannot read " + path);
+  return read(in, path);
+}
+
+Array fbl::npy::read(std::istream &in, const std::string &path) {
   char magic[6];
   in.read(magic, 6);
   if (!in || std::memcmp(magic, kMagic, 6) != 0)
@@ -141,6 +145,18 @@ Array fbl::npy::read(const std::string &path) {
 }
 
 void fbl::npy::write(const std::string &path, const Array &a) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+  write(out, a);
+  // ofstream buffers: a full disk may only show at the flush or the close.
+  out.close();
+  if (!out)
+    throw std::runtime_error("cannot write " + path + ": " +
+                             std::strerror(errno));
+}
+
+void fbl::npy::write(std::ostream &out, const Array &a) {
   std::string descr = a.dtype == "f32"   ? "<f4"
                       : a.dtype == "i64" ? "<i8"
                       : a.dtype == "i32" ? "<i4"
@@ -158,9 +174,6 @@ void fbl::npy::write(const std::string &path, const Array &a) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw std::runtime_error("cannot write " + path);
   out.write(kMagic, 6);
   const char version[2] = {1, 0};
   out.write(version, 2);
@@ -170,9 +183,4 @@ void fbl::npy::write(const std::string &path, const Array &a) {
   out.write(lenBytes, 2);
   out << header;
   out.write(reinterpret_cast<const char *>(a.data.data()), a.data.size());
-  // ofstream buffers: a full disk may only show at the flush or the close.
-  out.close();
-  if (!out)
-    throw std::runtime_error("cannot write " + path + ": " +
-                             std::strerror(errno));
 }
