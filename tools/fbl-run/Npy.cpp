@@ -2,15 +2,29 @@
 
 #include "Npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 
 using namespace fbl::npy;
 
 static const char kMagic[] = "\x93NUMPY";
+static const char kBlanks[] = " \t\n\r\v\f";
+
+/// Where the value of `'key':` starts in a .npy header (a Python dict
+/// literal), blanks skipped; npos when the key is missing. Plain string
+/// search: std::regex recurses per character and overflows the stack on a
+/// header of some ten thousand characters.
+static size_t headerValue(const std::string &header, const char *key) {
+  std::string quoted = std::string("'") + key + "':";
+  size_t at = header.find(quoted);
+  if (at == std::string::npos)
+    return at;
+  at = header.find_first_not_of(kBlanks, at + quoted.size());
+  return at == std::string::npos ? header.size() : at;
+}
 
 Array fbl::npy::read(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -54,24 +68,34 @@ Array fbl::npy::read(std::istream &in, const std::string &path) {
   std::string header(headerLen, '\0');
   in.read(header.data(), headerLen);
   remaining -= headerLen;
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
+  size_t at = headerValue(header, "descr");
+  size_t end = at < header.size() && header[at] == '\''
+                   ? header.find('\'', at + 1)
+                   : std::string::npos;
+  if (end == std::string::npos)
     throw std::runtime_error(path + ": .npy header has no descr");
-  std::string descr = m[1];
-  bool fortran =
-      std::regex_search(header, m, std::regex("'fortran_order':\\s*True"));
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+  std::string descr = header.substr(at + 1, end - at - 1);
+  at = headerValue(header, "fortran_order");
+  bool fortran = at < header.size() && header.compare(at, 4, "True") == 0;
+  at = headerValue(header, "shape");
+  end = at < header.size() && header[at] == '(' ? header.find(')', at + 1)
+                                                : std::string::npos;
+  if (end == std::string::npos)
     throw std::runtime_error(path + ": .npy header has no shape");
   Array a;
-  std::string dims = m[1];
-  std::regex num("[^,\\s]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num);
-       it != std::sregex_iterator(); ++it) {
-    std::string d = it->str();
+  // Dimensions are separated by commas and blanks.
+  std::string separators = std::string(",") + kBlanks;
+  for (size_t pos = at + 1; pos < end;) {
+    pos = header.find_first_not_of(separators, pos);
+    if (pos >= end)
+      break;
+    size_t stop = std::min(header.find_first_of(separators, pos), end);
+    std::string d = header.substr(pos, stop - pos);
     if (d.find_first_not_of("0123456789") != std::string::npos || d.size() > 18)
-      throw std::runtime_error(path + ": invalid dimension '" + d +
-                               "' in the .npy shape");
+      throw std::runtime_error(path + ": invalid dimension '" +
+                               d.substr(0, 40) + "' in the .npy shape");
     a.shape.push_back(std::stoll(d));
+    pos = stop;
   }
   size_t size;
   if (descr == "<f4" || descr == "=f4" || descr == "|f4") {
@@ -87,7 +111,8 @@ Array fbl::npy::read(std::istream &in, const std::string &path) {
     a.dtype = "i32";
     size = 4;
   } else {
-    throw std::runtime_error(path + ": unsupported element type " + descr);
+    throw std::runtime_error(path + ": unsupported element type " +
+                             descr.substr(0, 40));
   }
   // Elements times itemsize against the bytes the file has, overflow-safe.
   uint64_t limit = remaining / size, n = 1;
