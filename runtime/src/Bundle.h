@@ -82,11 +82,13 @@ struct Bundle {
   static Bundle parse(const std::string &manifest);
 
   /// The texels (RGBA, f32) of the image memory of `tensor` holding the
-  /// dense row-major host array `data`, packed through the tensor's layout.
+  /// dense row-major host array `data`, packed through the tensor's layout;
+  /// where the tensor takes less than the memory's width or height, its
+  /// rows follow the memory's.
   std::vector<float> packTexels(const Tensor &tensor, const float *data) const;
 
-  /// Unpacks `texels` (the whole image memory of `tensor`) into the dense
-  /// row-major host array `data`.
+  /// Unpacks `texels` (the whole image memory of `tensor`, as packTexels
+  /// lays it out) into the dense row-major host array `data`.
   void unpackTexels(const Tensor &tensor, const std::vector<float> &texels,
                     float *data) const;
 };

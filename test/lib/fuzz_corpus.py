@@ -6,7 +6,7 @@ test/Fuzz/corpus/<target>/, from the repository itself:
              comment lines dropped), each behind an options byte that cycles
              through the pipeline options fbl-fuzz-compile decodes;
   manifest/  the manifests of bundles compiled from examples/ (policies,
-             optimizers) and the runtime tests' hand-written bundle;
+             optimizers) and the runtime tests' hand-written bundles;
   npy/       .npy files numpy writes for the element types, orders and
              shapes fbl-run reads, and some it refuses.
 
@@ -87,10 +87,12 @@ def write_manifest(out, fbl_opt, fbl_translate):
             shutil.copy(os.path.join(bundle, "manifest.json"),
                         os.path.join(out, name))
             count += 1
-    shutil.copy(os.path.join(ROOT, "test", "Runtime", "Inputs", "fill-bundle",
-                             "manifest.json"),
-                os.path.join(out, "fill-bundle.json"))
-    return count + 1
+    # The runtime tests' hand-written bundles.
+    for bundle in ("fill-bundle", "pitch-bundle"):
+        shutil.copy(os.path.join(ROOT, "test", "Runtime", "Inputs", bundle,
+                                 "manifest.json"),
+                    os.path.join(out, bundle + ".json"))
+    return count + 2
 
 
 def write_npy(out):
