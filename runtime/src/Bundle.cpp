@@ -132,6 +132,9 @@ Bundle Bundle::parse(const std::string &manifestText) {
   std::string versionError = manifest::checkFormatVersion(json);
   if (!versionError.empty())
     throw Error(versionError);
+  std::string integerError = manifest::checkIntegers(json);
+  if (!integerError.empty())
+    throw Error(integerError);
 
   Bundle b;
   const Json &memories = json.at(key::memory);

@@ -69,6 +69,15 @@ elif mode == "wrong-kind":
         sys.exit("no memory object of the other kind")
 elif mode == "extra-arg":
     k0["args"].append(dict(k0["args"][0]))
+elif mode == "fractional-packed":
+    _, t = tensor_in("image")
+    t["layout"]["packed"] = 1e11
+elif mode == "wide-factor-dim":
+    # 2^32 + 0: would read as dim 0 once narrowed to 32 bits.
+    _, t = tensor_in("image")
+    t["layout"]["x"][0][0] += 1 << 32
+elif mode == "unsigned-width":
+    m["memory"][0]["width"] = (1 << 64) - 1
 else:
     sys.exit("unknown mode " + mode)
 with open(path, "w") as f:
