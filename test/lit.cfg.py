@@ -40,7 +40,7 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/gradcheck.py --fbl-opt {1}/fbl-opt "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
-config.excludes += ["lib", "Inputs"]
+config.excludes += ["lib", "Inputs", "regressions", "corpus", "dict"]
 
 # End-to-end: compile with fbl, run on OpenCL (PoCL in CI), compare with the
 # upstream oracle (test/lib/e2e_check.py).

@@ -134,7 +134,9 @@ Array fbl::npy::read(std::istream &in, const std::string &path) {
   in.read(reinterpret_cast<char *>(a.data.data()), a.data.size());
   if (static_cast<size_t>(in.gcount()) != a.data.size())
     throw std::runtime_error(path + ": file is shorter than its shape says");
-  if (fortran && a.shape.size() > 1) {
+  // An empty array has nothing to reorder, and the product of its other
+  // dims need not fit in 64 bits: its strides are not computed.
+  if (fortran && a.shape.size() > 1 && n > 0) {
     // Column-major on disk: element (i0, ..., ik) sits at sum(i_d * s_d)
     // with s_0 = 1; rewrite it row-major.
     std::vector<uint8_t> c(a.data.size());
