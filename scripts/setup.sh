@@ -13,8 +13,10 @@ packages=(
   libgtest-dev
   # OpenCL: headers, ICD loader, the PoCL CPU device, JSON for the runtime
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd nlohmann-json3-dev
-  # SPIR-V emission (clang-22's SPIR-V backend) and validation
-  clang-22 spirv-tools
+  # SPIR-V emission (clang-22's SPIR-V backend) and validation; clang-22
+  # also compiles the sanitizer build, with its ASan/UBSan runtimes and
+  # libFuzzer
+  clang-22 spirv-tools libclang-rt-22-dev
   # end-to-end checks write and compare .npy arrays
   python3-numpy
   # model layers are checked against PyTorch autograd (CPU)

@@ -1,24 +1,49 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds fbl and runs every test: the lit suite (IR,
-# diagnostics, C API), then ctest (GoogleTest suites, installed-package
-# consumer, docs freshness). Ends with ctest's summary.
+# diagnostics, C API, Python, end-to-end on OpenCL, short fuzzer runs), then
+# ctest (GoogleTest suites, installed-package consumer, docs freshness) -
+# once on the Release build (build/), then again on the sanitizer build
+# (build-asan/: ASan+UBSan, libFuzzer targets; docs/Testing.md). Fails when
+# either run fails. FBL_TEST_SANITIZERS=0 skips the second run, and says so.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-build=${FBL_BUILD_DIR:-build}
 
 bash scripts/setup.sh || exit 1
+
+# Runs lit and ctest on build directory $1; returns non-zero when either
+# fails.
+run_suite() {
+  local dir=$1 label=$2 lit_status ctest_status
+  echo "== lit ($label) =="
+  /usr/lib/llvm-22/bin/lit -sv "$dir/test"
+  lit_status=$?
+  echo "== ctest ($label) =="
+  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+  ctest_status=$?
+  if [ $lit_status -ne 0 ] || [ $ctest_status -ne 0 ]; then
+    echo "$label: tests failed (lit: $lit_status, ctest: $ctest_status)"
+    return 1
+  fi
+}
+
+failed=()
 bash scripts/build.sh || exit 1
+run_suite "${FBL_BUILD_DIR:-build}" release || failed+=(release)
 
-echo "== lit =="
-/usr/lib/llvm-22/bin/lit -sv "$build/test"
-lit_status=$?
+if [ "${FBL_TEST_SANITIZERS:-1}" = 0 ]; then
+  echo "== sanitizers: skipped (FBL_TEST_SANITIZERS=0) =="
+else
+  if bash scripts/build.sh --sanitizers; then
+    run_suite "${FBL_ASAN_BUILD_DIR:-build-asan}" "asan+ubsan" ||
+      failed+=("asan+ubsan")
+  else
+    failed+=("asan+ubsan build")
+  fi
+fi
 
-echo "== ctest =="
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
-ctest_status=$?
-
-if [ $lit_status -ne 0 ] || [ $ctest_status -ne 0 ]; then
-  echo "tests failed (lit: $lit_status, ctest: $ctest_status)"
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "tests failed: ${failed[*]}"
   exit 1
 fi
+echo "all tests passed"

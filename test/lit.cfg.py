@@ -40,7 +40,7 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/gradcheck.py --fbl-opt {1}/fbl-opt "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
-config.excludes += ["lib", "Inputs"]
+config.excludes += ["lib", "Inputs", "regressions", "corpus", "dict"]
 
 # End-to-end: compile with fbl, run on OpenCL (PoCL in CI), compare with the
 # upstream oracle (test/lib/e2e_check.py).
@@ -57,7 +57,11 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
-for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val"]:
+# The libFuzzer targets (FBL_BUILD_FUZZERS).
+if config.fbl_fuzzers:
+    config.available_features.add("fuzzers")
+for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val",
+             "fbl-fuzz-compile", "fbl-fuzz-manifest", "fbl-fuzz-npy"]:
     llvm_config.add_tool_substitutions(
         [ToolSubst(tool, unresolved="ignore")],
         [config.fbl_tools_dir, "/usr/bin"])
@@ -65,4 +69,19 @@ for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val"]:
 # The Python package from the build tree, run by Debian's python3 (numpy).
 config.environment["PYTHONPATH"] = os.path.join(config.fbl_obj_root,
                                                 "python_packages")
-config.substitutions.append(("%python", "/usr/bin/python3"))
+python = "/usr/bin/python3"
+# A sanitized build (LLVM_USE_SANITIZER): tests run with the options and
+# suppressions CMake chose (FBLSanitizers.cmake), then the user's own, which
+# win. Python loads libfbl_runtime through ctypes: the uninstrumented
+# interpreter needs the ASan runtime preloaded.
+for entry in filter(None, config.fbl_sanitizer_env.split(";")):
+    name, value = entry.split("=", 1)
+    user = os.environ.get(name)
+    config.environment[name] = value + (":" + user if user else "")
+if config.fbl_asan_runtime:
+    config.available_features.add("asan")
+    python = "env LD_PRELOAD={} {}".format(config.fbl_asan_runtime, python)
+# Replaces lit's own %python (the interpreter running lit), which comes
+# first and would win.
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", python))

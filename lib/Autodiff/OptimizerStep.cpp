@@ -135,9 +135,10 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
           Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
           Value c = arith::SubFOp::create(nb, l, one, a[2]);
-          return arith::AddFOp::create(nb, l,
-                                       arith::MulFOp::create(nb, l, a[2], a[0]),
-                                       arith::MulFOp::create(nb, l, c, a[1]));
+          // Sequenced: argument order would depend on the compiler.
+          Value fresh = arith::MulFOp::create(nb, l, c, a[1]);
+          Value decayed = arith::MulFOp::create(nb, l, a[2], a[0]);
+          return arith::AddFOp::create(nb, l, decayed, fresh);
         });
     Value vk = elementwise(
         b, loc, type, {v[k], g, b2},
@@ -145,24 +146,24 @@ mlir::fbl::buildStepFunction(func::FuncOp grad, StringRef forwardName,
           Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
           Value c = arith::SubFOp::create(nb, l, one, a[2]);
           Value g2 = arith::MulFOp::create(nb, l, a[1], a[1]);
-          return arith::AddFOp::create(nb, l,
-                                       arith::MulFOp::create(nb, l, a[2], a[0]),
-                                       arith::MulFOp::create(nb, l, c, g2));
+          Value fresh = arith::MulFOp::create(nb, l, c, g2);
+          Value decayed = arith::MulFOp::create(nb, l, a[2], a[0]);
+          return arith::AddFOp::create(nb, l, decayed, fresh);
         });
     // p' = p - lr * ((m' / bias1) / (sqrt(v' / bias2) + eps) + wd * p)
-    results.push_back(
-        elementwise(b, loc, type, {p, mk, vk, lr, wd, bias1, bias2, eps},
-                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                      Value mhat = arith::DivFOp::create(nb, l, a[1], a[5]);
-                      Value vhat = arith::DivFOp::create(nb, l, a[2], a[6]);
-                      Value denom = arith::AddFOp::create(
-                          nb, l, math::SqrtOp::create(nb, l, vhat), a[7]);
-                      Value dir = arith::AddFOp::create(
-                          nb, l, arith::DivFOp::create(nb, l, mhat, denom),
-                          arith::MulFOp::create(nb, l, a[4], a[0]));
-                      return arith::SubFOp::create(
-                          nb, l, a[0], arith::MulFOp::create(nb, l, a[3], dir));
-                    }));
+    results.push_back(elementwise(
+        b, loc, type, {p, mk, vk, lr, wd, bias1, bias2, eps},
+        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value mhat = arith::DivFOp::create(nb, l, a[1], a[5]);
+          Value vhat = arith::DivFOp::create(nb, l, a[2], a[6]);
+          Value denom = arith::AddFOp::create(
+              nb, l, math::SqrtOp::create(nb, l, vhat), a[7]);
+          Value decay = arith::MulFOp::create(nb, l, a[4], a[0]);
+          Value dir = arith::AddFOp::create(
+              nb, l, arith::DivFOp::create(nb, l, mhat, denom), decay);
+          return arith::SubFOp::create(nb, l, a[0],
+                                       arith::MulFOp::create(nb, l, a[3], dir));
+        }));
     newM.push_back(mk);
     newV.push_back(vk);
   }

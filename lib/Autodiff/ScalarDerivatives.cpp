@@ -20,7 +20,10 @@ using namespace mlir;
 using namespace mlir::fbl;
 
 namespace {
-/// Null-aware scalar arithmetic at one location.
+/// Null-aware scalar arithmetic at one location. C++ leaves the order of a
+/// call's arguments unspecified: where two arguments both create ops, they
+/// are created in statements of their own, so the IR does not depend on the
+/// compiler fbl is built with.
 struct ScalarEmitter {
   OpBuilder &b;
   Location loc;
@@ -84,12 +87,15 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
       .Case<arith::AddFOp>([&](auto) { return e.add(t[0], t[1]); })
       .Case<arith::SubFOp>([&](auto) { return e.sub(t[0], t[1]); })
       .Case<arith::MulFOp>([&](auto) {
-        return e.add(e.mul(t[0], operand(1)), e.mul(operand(0), t[1]));
+        Value viaY = e.mul(operand(0), t[1]);
+        Value viaX = e.mul(t[0], operand(1));
+        return e.add(viaX, viaY);
       })
       .Case<arith::DivFOp>([&](auto) {
         // d(x / y) = dx / y - r * dy / y
-        return e.sub(e.div(t[0], operand(1)),
-                     e.div(e.mul(r, t[1]), operand(1)));
+        Value viaY = e.div(e.mul(r, t[1]), operand(1));
+        Value viaX = e.div(t[0], operand(1));
+        return e.sub(viaX, viaY);
       })
       .Case<arith::NegFOp>([&](auto) { return e.neg(t[0]); })
       .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](auto) {
@@ -129,13 +135,17 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
           [&](auto) { return e.div(t[0], e.add(operand(0), e.constant(1.0))); })
       .Case<math::TanhOp>([&](auto) {
         // d tanh(x) = (1 - r^2) dx
-        return e.mul(t[0], e.sub(e.constant(1.0), e.mul(r, r)));
+        Value r2 = e.mul(r, r);
+        Value one = e.constant(1.0);
+        return e.mul(t[0], e.sub(one, r2));
       })
       .Case<math::SqrtOp>(
           [&](auto) { return e.div(t[0], e.mul(e.constant(2.0), r)); })
       .Case<math::RsqrtOp>([&](auto) {
         // d x^-1/2 = -1/2 x^-3/2 dx = -1/2 r^3 dx
-        return e.mul(t[0], e.mul(e.constant(-0.5), e.mul(r, e.mul(r, r))));
+        Value r3 = e.mul(r, e.mul(r, r));
+        Value minusHalf = e.constant(-0.5);
+        return e.mul(t[0], e.mul(minusHalf, r3));
       })
       .Case<math::PowFOp>([&](auto) {
         // d x^y = y x^(y-1) dx + r ln(x) dy
@@ -170,8 +180,9 @@ FailureOr<Value> mlir::fbl::emitScalarTangent(OpBuilder &b, Operation *op,
             e.mul(t[0], math::SinOp::create(b, op->getLoc(), operand(0))));
       })
       .Case<math::FmaOp>([&](auto) {
-        return e.add(e.add(e.mul(t[0], operand(1)), e.mul(operand(0), t[1])),
-                     t[2]);
+        Value viaY = e.mul(operand(0), t[1]);
+        Value viaX = e.mul(t[0], operand(1));
+        return e.add(e.add(viaX, viaY), t[2]);
       })
       .Default([](Operation *) -> FailureOr<Value> { return failure(); });
 }

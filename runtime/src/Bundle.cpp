@@ -11,6 +11,7 @@
 
 #include "fbl/Layout/BundleManifest.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -109,9 +110,13 @@ Bundle Bundle::load(const fs::path &dir) {
   for (const char *f : {"kernels.cl", "manifest.json"})
     if (!fs::exists(dir / f))
       throw Error("bundle '" + dir.string() + "' has no " + f);
+  return parse(readFile(dir / "manifest.json"));
+}
+
+Bundle Bundle::parse(const std::string &manifestText) {
   Json json;
   try {
-    json = Json::parse(readFile(dir / "manifest.json"));
+    json = Json::parse(manifestText);
   } catch (const Json::parse_error &e) {
     throw Error(std::string("malformed manifest.json: ") + e.what());
   }
@@ -120,6 +125,9 @@ Bundle Bundle::load(const fs::path &dir) {
   std::string versionError = manifest::checkFormatVersion(json);
   if (!versionError.empty())
     throw Error(versionError);
+  std::string integerError = manifest::checkIntegers(json);
+  if (!integerError.empty())
+    throw Error(integerError);
 
   Bundle b;
   const Json &memories = json.at(key::memory);
@@ -277,6 +285,54 @@ int64_t Bundle::findInput(const std::string &name) const {
     if (inputNames[i] == name)
       return static_cast<int64_t>(i);
   return -1;
+}
+
+/// Copies the rows of a texel array of `from`'s extents into one of `to`'s
+/// (or back, with `toMemory` false): a tensor may take less of an image than
+/// the memory object's width and height, and rows follow the memory's pitch.
+static void copyRows(const layout::Extents &tensor, const Memory &memory,
+                     const float *from, float *to, bool toMemory) {
+  size_t row = static_cast<size_t>(tensor.width) * layout::kTexelChannels;
+  for (int64_t l = 0; l < tensor.layers; ++l)
+    for (int64_t y = 0; y < tensor.height; ++y) {
+      size_t t = static_cast<size_t>((l * tensor.height + y) * tensor.width) *
+                 layout::kTexelChannels;
+      size_t m = static_cast<size_t>((l * memory.height + y) * memory.width) *
+                 layout::kTexelChannels;
+      if (toMemory)
+        std::copy(from + t, from + t + row, to + m);
+      else
+        std::copy(from + m, from + m + row, to + t);
+    }
+}
+
+std::vector<float> Bundle::packTexels(const Tensor &t,
+                                      const float *data) const {
+  const Memory &m = memories[t.memory];
+  std::vector<float> texels(m.width * m.height * m.layers *
+                            layout::kTexelChannels);
+  layout::Extents e = t.layout.extents(t.shape);
+  if (e.width == m.width && e.height == m.height) {
+    t.layout.pack(t.shape, data, texels.data());
+    return texels;
+  }
+  std::vector<float> packed(e.elements());
+  t.layout.pack(t.shape, data, packed.data());
+  copyRows(e, m, packed.data(), texels.data(), /*toMemory=*/true);
+  return texels;
+}
+
+void Bundle::unpackTexels(const Tensor &t, const std::vector<float> &texels,
+                          float *data) const {
+  const Memory &m = memories[t.memory];
+  layout::Extents e = t.layout.extents(t.shape);
+  if (e.width == m.width && e.height == m.height) {
+    t.layout.unpack(t.shape, texels.data(), data);
+    return;
+  }
+  std::vector<float> packed(e.elements());
+  copyRows(e, m, texels.data(), packed.data(), /*toMemory=*/false);
+  t.layout.unpack(t.shape, packed.data(), data);
 }
 
 /// The program binary cache: a file per source, device and driver holding a

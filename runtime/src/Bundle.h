@@ -85,6 +85,22 @@ struct Bundle {
   /// bundle of this runtime's format version or names things that do not
   /// exist.
   static Bundle load(const std::filesystem::path &dir);
+
+  /// The bundle `manifest` (the text of a manifest.json) describes; throws
+  /// as load() does, or nlohmann::json::exception for a field of the wrong
+  /// JSON type.
+  static Bundle parse(const std::string &manifest);
+
+  /// The texels (RGBA, f32) of the image memory of `tensor` holding the
+  /// dense row-major host array `data`, packed through the tensor's layout;
+  /// where the tensor takes less than the memory's width or height, its
+  /// rows follow the memory's.
+  std::vector<float> packTexels(const Tensor &tensor, const float *data) const;
+
+  /// Unpacks `texels` (the whole image memory of `tensor`, as packTexels
+  /// lays it out) into the dense row-major host array `data`.
+  void unpackTexels(const Tensor &tensor, const std::vector<float> &texels,
+                    float *data) const;
 };
 
 std::string readFile(const std::filesystem::path &p);

@@ -203,8 +203,7 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
   } else {
     if (t.dtype != manifest::elementTypeName(manifest::ElementType::F32))
       throw Error(inputLabel(input) + ": images take f32 host data");
-    std::vector<float> texels(m.width * m.height * m.layers * 4);
-    t.layout.pack(t.shape, static_cast<const float *>(data), texels.data());
+    std::vector<float> texels = packTexels(t, static_cast<const float *>(data));
     size_t origin[3] = {0, 0, 0};
     check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
                               0, 0, texels.data(), 0, nullptr, nullptr),
@@ -283,7 +282,7 @@ void fbl_session::readTensor(const Tensor &t, void *data, size_t bytes) {
   check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(), 0,
                            0, texels.data(), 0, nullptr, nullptr),
         "clEnqueueReadImage");
-  t.layout.unpack(t.shape, texels.data(), static_cast<float *>(data));
+  unpackTexels(t, texels, static_cast<float *>(data));
 }
 
 void fbl_session::run(int iterations, bool profile) {

@@ -14,9 +14,18 @@ endfunction()
 
 run_step(${CMAKE_COMMAND} --install ${FBL_BINARY_DIR}
   --prefix ${WORK_DIR}/prefix)
+# A sanitized fbl (test/CMakeLists.txt) passes the compiler and flags the
+# consumer must build with.
+set(consumer_args)
+if(CONSUMER_CXX_COMPILER)
+  set(consumer_args "-DCMAKE_CXX_COMPILER=${CONSUMER_CXX_COMPILER}"
+    "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_EXE_LINKER_FLAGS}")
+endif()
 run_step(${CMAKE_COMMAND} -G ${GENERATOR} -S ${CONSUMER_SOURCE_DIR}
   -B ${WORK_DIR}/build
-  -DFBL_DIR=${WORK_DIR}/prefix/lib/cmake/fbl -DMLIR_DIR=${MLIR_DIR})
+  -DFBL_DIR=${WORK_DIR}/prefix/lib/cmake/fbl -DMLIR_DIR=${MLIR_DIR}
+  ${consumer_args})
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step(${WORK_DIR}/build/fbl-consumer)
 message("${step_output}")
@@ -29,6 +38,9 @@ endif()
 # The installed Python package finds the installed tools and runtime: it
 # compiles the MLP's gradient and runs it.
 set(ENV{PYTHONPATH} ${WORK_DIR}/prefix/python_packages)
+if(ASAN_RUNTIME)
+  set(ENV{LD_PRELOAD} ${ASAN_RUNTIME})
+endif()
 run_step(/usr/bin/python3 -c "
 import numpy as np, fbl
 assert fbl.__file__.startswith('${WORK_DIR}/prefix/'), fbl.__file__

@@ -2,20 +2,38 @@
 
 #include "Npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 
 using namespace fbl::npy;
 
 static const char kMagic[] = "\x93NUMPY";
+static const char kBlanks[] = " \t\n\r\v\f";
+
+/// Where the value of `'key':` starts in a .npy header (a Python dict
+/// literal), blanks skipped; npos when the key is missing. Plain string
+/// search: std::regex recurses per character and overflows the stack on a
+/// header of some ten thousand characters.
+static size_t headerValue(const std::string &header, const char *key) {
+  std::string quoted = std::string("'") + key + "':";
+  size_t at = header.find(quoted);
+  if (at == std::string::npos)
+    return at;
+  at = header.find_first_not_of(kBlanks, at + quoted.size());
+  return at == std::string::npos ? header.size() : at;
+}
 
 Array fbl::npy::read(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::runtime_error("cannot read " + path);
+  return read(in, path);
+}
+
+Array fbl::npy::read(std::istream &in, const std::string &path) {
   char magic[6];
   in.read(magic, 6);
   if (!in || std::memcmp(magic, kMagic, 6) != 0)
@@ -50,24 +68,34 @@ Array fbl::npy::read(const std::string &path) {
   std::string header(headerLen, '\0');
   in.read(header.data(), headerLen);
   remaining -= headerLen;
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
+  size_t at = headerValue(header, "descr");
+  size_t end = at < header.size() && header[at] == '\''
+                   ? header.find('\'', at + 1)
+                   : std::string::npos;
+  if (end == std::string::npos)
     throw std::runtime_error(path + ": .npy header has no descr");
-  std::string descr = m[1];
-  bool fortran =
-      std::regex_search(header, m, std::regex("'fortran_order':\\s*True"));
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+  std::string descr = header.substr(at + 1, end - at - 1);
+  at = headerValue(header, "fortran_order");
+  bool fortran = at < header.size() && header.compare(at, 4, "True") == 0;
+  at = headerValue(header, "shape");
+  end = at < header.size() && header[at] == '(' ? header.find(')', at + 1)
+                                                : std::string::npos;
+  if (end == std::string::npos)
     throw std::runtime_error(path + ": .npy header has no shape");
   Array a;
-  std::string dims = m[1];
-  std::regex num("[^,\\s]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num);
-       it != std::sregex_iterator(); ++it) {
-    std::string d = it->str();
+  // Dimensions are separated by commas and blanks.
+  std::string separators = std::string(",") + kBlanks;
+  for (size_t pos = at + 1; pos < end;) {
+    pos = header.find_first_not_of(separators, pos);
+    if (pos >= end)
+      break;
+    size_t stop = std::min(header.find_first_of(separators, pos), end);
+    std::string d = header.substr(pos, stop - pos);
     if (d.find_first_not_of("0123456789") != std::string::npos || d.size() > 18)
-      throw std::runtime_error(path + ": invalid dimension '" + d +
-                               "' in the .npy shape");
+      throw std::runtime_error(path + ": invalid dimension '" +
+                               d.substr(0, 40) + "' in the .npy shape");
     a.shape.push_back(std::stoll(d));
+    pos = stop;
   }
   size_t size;
   if (descr == "<f4" || descr == "=f4" || descr == "|f4") {
@@ -83,7 +111,8 @@ Array fbl::npy::read(const std::string &path) {
     a.dtype = "i32";
     size = 4;
   } else {
-    throw std::runtime_error(path + ": unsupported element type " + descr);
+    throw std::runtime_error(path + ": unsupported element type " +
+                             descr.substr(0, 40));
   }
   // Elements times itemsize against the bytes the file has, overflow-safe.
   uint64_t limit = remaining / size, n = 1;
@@ -105,7 +134,9 @@ Array fbl::npy::read(const std::string &path) {
   in.read(reinterpret_cast<char *>(a.data.data()), a.data.size());
   if (static_cast<size_t>(in.gcount()) != a.data.size())
     throw std::runtime_error(path + ": file is shorter than its shape says");
-  if (fortran && a.shape.size() > 1) {
+  // An empty array has nothing to reorder, and the product of its other
+  // dims need not fit in 64 bits: its strides are not computed.
+  if (fortran && a.shape.size() > 1 && n > 0) {
     // Column-major on disk: element (i0, ..., ik) sits at sum(i_d * s_d)
     // with s_0 = 1; rewrite it row-major.
     std::vector<uint8_t> c(a.data.size());
@@ -141,6 +172,18 @@ Array fbl::npy::read(const std::string &path) {
 }
 
 void fbl::npy::write(const std::string &path, const Array &a) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+  write(out, a);
+  // ofstream buffers: a full disk may only show at the flush or the close.
+  out.close();
+  if (!out)
+    throw std::runtime_error("cannot write " + path + ": " +
+                             std::strerror(errno));
+}
+
+void fbl::npy::write(std::ostream &out, const Array &a) {
   std::string descr = a.dtype == "f32"   ? "<f4"
                       : a.dtype == "i64" ? "<i8"
                       : a.dtype == "i32" ? "<i4"
@@ -158,9 +201,6 @@ void fbl::npy::write(const std::string &path, const Array &a) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw std::runtime_error("cannot write " + path);
   out.write(kMagic, 6);
   const char version[2] = {1, 0};
   out.write(version, 2);
@@ -170,9 +210,4 @@ void fbl::npy::write(const std::string &path, const Array &a) {
   out.write(lenBytes, 2);
   out << header;
   out.write(reinterpret_cast<const char *>(a.data.data()), a.data.size());
-  // ofstream buffers: a full disk may only show at the flush or the close.
-  out.close();
-  if (!out)
-    throw std::runtime_error("cannot write " + path + ": " +
-                             std::strerror(errno));
 }

@@ -10,6 +10,7 @@
 #define FBL_TOOLS_FBLRUN_NPY_H
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,17 @@ struct Array {
 /// Reads `path`; throws std::runtime_error with a readable message.
 Array read(const std::string &path);
 
+/// Reads a .npy file's bytes from `in` (seekable); messages name `name`.
+Array read(std::istream &in, const std::string &name);
+
 /// Writes `array` to `path`; throws std::runtime_error when any write or the
 /// close fails (a full disk), leaving a partial file for the caller to
 /// remove.
 void write(const std::string &path, const Array &array);
+
+/// Writes `array` as .npy bytes to `out`; throws std::runtime_error for an
+/// element type .npy files of fbl do not hold. The caller checks `out`.
+void write(std::ostream &out, const Array &array);
 
 } // namespace fbl::npy
 

@@ -89,6 +89,36 @@ TEST(BundleManifest, InvalidLayoutsAreRejected) {
   notPlaced[manifest::key::x] = Json::array();
   EXPECT_FALSE(manifest::layoutFromJson(notPlaced, 2, error));
   EXPECT_NE(error, "");
+
+  // Checked before narrowing: 2^32 + 1 would read as dim 1, 2^32 + 1 as
+  // packed dim 1.
+  Json wideDim = j;
+  wideDim[manifest::key::x][0][0] = (int64_t(1) << 32) + 1;
+  EXPECT_FALSE(manifest::layoutFromJson(wideDim, 2, error));
+  EXPECT_EQ(error, "factor [4294967297,0] is no [dim, level] of a rank-2 "
+                   "layout");
+  Json widePacked = j;
+  widePacked[manifest::key::packed] = (int64_t(1) << 32) + 1;
+  EXPECT_FALSE(manifest::layoutFromJson(widePacked, 2, error));
+  EXPECT_EQ(error, "packed dim 4294967297 is out of range for rank 2");
+}
+
+TEST(BundleManifest, OnlyIntegersOf64Bits) {
+  Json m = {{"memory", {{{"width", 4}, {"bytes", 64}}}}, {"entry", "f"}};
+  EXPECT_EQ(manifest::checkIntegers(m), "");
+  Json fraction = m;
+  fraction["memory"][0]["width"] = 1e11;
+  EXPECT_EQ(manifest::checkIntegers(fraction),
+            "manifest.json: 100000000000.0 is not an integer of 64 bits");
+  Json huge = m;
+  huge["memory"][0]["bytes"] = ~uint64_t(0);
+  EXPECT_EQ(manifest::checkIntegers(huge),
+            "manifest.json: 18446744073709551615 is not an integer of 64 bits");
+  // Deep nesting is walked without recursion.
+  Json deep = 1.5;
+  for (int i = 0; i < 100000; ++i)
+    deep = Json::array({std::move(deep)});
+  EXPECT_NE(manifest::checkIntegers(deep), "");
 }
 
 TEST(BundleManifest, StorageKindNames) {

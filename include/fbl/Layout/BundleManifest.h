@@ -23,9 +23,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fbl::manifest {
 
@@ -119,6 +121,27 @@ inline std::string checkFormatVersion(const Json &manifest) {
   return "manifest.json: bundle format version " + std::to_string(version) +
          ", this runtime reads version " + std::to_string(kFormatVersion) +
          "; recompile the bundle with fbl-translate";
+}
+
+/// Empty when every number in `manifest` is an integer in int64_t's range,
+/// the only numbers a manifest holds; else which number is not. Reading a
+/// fraction or a larger number into an integer field is undefined behaviour
+/// or silently another value. Iterative: nesting depth is the input's.
+inline std::string checkIntegers(const Json &manifest) {
+  std::vector<const Json *> pending = {&manifest};
+  while (!pending.empty()) {
+    const Json &j = *pending.back();
+    pending.pop_back();
+    if (j.is_number_float() ||
+        (j.is_number_unsigned() &&
+         j.get<uint64_t>() >
+             static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+      return "manifest.json: " + j.dump() + " is not an integer of 64 bits";
+    if (j.is_structured())
+      for (const Json &v : j)
+        pending.push_back(&v);
+  }
+  return {};
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,14 +258,29 @@ layoutFromJson(const Json &j, unsigned rank, std::string &error) {
             " for a tensor of rank " + std::to_string(rank);
     return std::nullopt;
   }
+  // Dims and levels are range-checked as int64_t: narrowed first, a dim of
+  // 2^32 would read as dim 0.
   layout::Layout::AxisFactors axes;
   for (unsigned a = 0; a < layout::kNumAxes; ++a)
-    for (const Json &f : j.at(kAxisKeys[a]))
-      axes[a].push_back({f.at(0).get<unsigned>(), f.at(1).get<int>()
-                                                      ? layout::Level::Element
-                                                      : layout::Level::Tile});
+    for (const Json &f : j.at(kAxisKeys[a])) {
+      int64_t dim = f.at(0).get<int64_t>(), level = f.at(1).get<int64_t>();
+      if (dim < 0 || dim >= static_cast<int64_t>(rank) ||
+          (level != 0 && level != 1)) {
+        error = "factor " + f.dump() + " is no [dim, level] of a rank-" +
+                std::to_string(rank) + " layout";
+        return std::nullopt;
+      }
+      axes[a].push_back({static_cast<unsigned>(dim),
+                         level ? layout::Level::Element : layout::Level::Tile});
+    }
+  int64_t packed = j.at(key::packed).get<int64_t>();
+  if (packed < -1 || packed >= static_cast<int64_t>(rank)) {
+    error = "packed dim " + std::to_string(packed) +
+            " is out of range for rank " + std::to_string(rank);
+    return std::nullopt;
+  }
   layout::Layout l = layout::Layout::image(
-      std::move(tile), j.at(key::packed).get<int>(), std::move(axes));
+      std::move(tile), static_cast<int>(packed), std::move(axes));
   error = l.verify();
   if (!error.empty())
     return std::nullopt;

@@ -73,6 +73,15 @@ elif mode == "duplicate-name":
     m["inputs"][1]["name"] = m["inputs"][0]["name"]
 elif mode == "bad-init":
     m["inputs"][0]["init"] = "normal:-0.5"
+elif mode == "fractional-packed":
+    _, t = tensor_in("image")
+    t["layout"]["packed"] = 1e11
+elif mode == "wide-factor-dim":
+    # 2^32 + 0: would read as dim 0 once narrowed to 32 bits.
+    _, t = tensor_in("image")
+    t["layout"]["x"][0][0] += 1 << 32
+elif mode == "unsigned-width":
+    m["memory"][0]["width"] = (1 << 64) - 1
 else:
     sys.exit("unknown mode " + mode)
 with open(path, "w") as f:

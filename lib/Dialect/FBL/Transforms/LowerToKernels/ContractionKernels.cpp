@@ -356,15 +356,18 @@ static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
            {nBlockCount, mBlockCount, g.batch});
   auto [bx, by, bz] = gb.workItems();
   // The grid is rounded up to whole work-groups: skip the padding.
-  auto guard = scf::IfOp::create(
-      b, loc, ad.andi(ad.lt(bx, nBlockCount), ad.lt(by, mBlockCount)), false);
+  Value inM = ad.lt(by, mBlockCount);
+  Value inN = ad.lt(bx, nBlockCount);
+  auto guard = scf::IfOp::create(b, loc, ad.andi(inN, inM), false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   SmallVector<Value> at = gb.batchOrigin(bz);
   Value mBlock = ad.mul(by, 4);
   Value nBlock = ad.mul(bx, 4);
   SmallVector<Value> accInit = gb.initialAccumulators(mBlock, nBlock, at);
-  auto loop = scf::ForOp::create(b, loc, ad.c(0), ad.c(g.ranges[g.kLoop]),
-                                 ad.c(4), accInit);
+  Value kStep = ad.c(4);
+  Value kEnd = ad.c(g.ranges[g.kLoop]);
+  Value kBegin = ad.c(0);
+  auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kStep, accInit);
   {
     OpBuilder::InsertionGuard insertionGuard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -494,8 +497,10 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
         ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * kGroupItems)), 4)));
   }
   SmallVector<Value> accInit = gb.initialAccumulators(mBlocks, nBlocks, at);
-  auto loop = scf::ForOp::create(b, loc, ad.c(0), ad.c(g.ranges[g.kLoop]),
-                                 ad.c(kLocalK), accInit);
+  Value kStep = ad.c(kLocalK);
+  Value kEnd = ad.c(g.ranges[g.kLoop]);
+  Value kBegin = ad.c(0);
+  auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kStep, accInit);
   {
     OpBuilder::InsertionGuard insertionGuard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -63,7 +63,8 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
       unsigned r = 0;
       for (unsigned d = 0; d < offsets.size(); ++d) {
         Value i = dropped.test(d) ? a.c(0) : idx[r++];
-        srcIdx.push_back(a.add(a.mul(i, strides[d]), a.c(offsets[d])));
+        Value offset = a.c(offsets[d]);
+        srcIdx.push_back(a.add(a.mul(i, strides[d]), offset));
       }
       return a.load(kb.inputHandle(src), srcIdx);
     });
@@ -94,9 +95,10 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
         Value lt =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
                                   a.c(offsets[d] + sizes[d] * strides[d]));
-        Value onStride = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq,
-            arith::RemSIOp::create(b, loc, rel, a.c(strides[d])), a.c(0));
+        Value zero = a.c(0);
+        Value phase = arith::RemSIOp::create(b, loc, rel, a.c(strides[d]));
+        Value onStride = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               phase, zero);
         inside = a.andi(
             inside,
             arith::AndIOp::create(b, loc, ge,

@@ -81,8 +81,9 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
       while (d < ivs.size() && iters[d] != utils::IteratorType::reduction)
         ++d;
       if (d < ivs.size()) {
-        auto loop = scf::ForOp::create(b, loc, a.c(0), a.c(ranges[d]), a.c(1),
-                                       ValueRange{acc});
+        Value step = a.c(1), end = a.c(ranges[d]), begin = a.c(0);
+        auto loop =
+            scf::ForOp::create(b, loc, begin, end, step, ValueRange{acc});
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
         ivs[d] = loop.getInductionVar();

@@ -59,10 +59,12 @@ Addressing::logicalOf(RankedTensorType type, Value layer, Value y, Value x,
   Value valid;
   for (unsigned d = 0; d < rank; ++d) {
     Value i = mul(tileIdx[d], layout.tile()[d]);
-    if (static_cast<int>(d) == layout.packedDim())
-      i = add(i, add(mul(elemIdx[d], fl::kTexelChannels), c(channel)));
-    else
+    if (static_cast<int>(d) == layout.packedDim()) {
+      Value channelOffset = c(channel);
+      i = add(i, add(mul(elemIdx[d], fl::kTexelChannels), channelOffset));
+    } else {
       i = add(i, elemIdx[d]);
+    }
     idx.push_back(i);
     valid = andi(valid, lt(i, shape[d]));
   }
@@ -159,16 +161,17 @@ void KernelBuilder::forEachOutputElement(
       idx[d] = a.rem(rest, type.getDimSize(d));
       rest = a.div(rest, type.getDimSize(d));
     }
-    StoreElementOp::create(b, loc, compute(idx), outputHandle(),
-                           a.linear(type, idx));
+    Value offset = a.linear(type, idx);
+    StoreElementOp::create(b, loc, compute(idx), outputHandle(), offset);
     b.setInsertionPointAfter(guard);
     return;
   }
   // One work-item per texel; padding channels are written as zero.
   fl::Extents e = getLayoutEncoding(type).getExtents(type.getShape());
   Value x = workItem(0), y = workItem(1), layer = workItem(2);
-  auto guard = scf::IfOp::create(
-      b, loc, a.andi(a.lt(x, e.width), a.lt(y, e.height)), false);
+  Value inY = a.lt(y, e.height);
+  Value inX = a.lt(x, e.width);
+  auto guard = scf::IfOp::create(b, loc, a.andi(inX, inY), false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   SmallVector<Value> channels;
   for (int64_t ch = 0; ch < 4; ++ch) {

@@ -24,7 +24,10 @@
 namespace mlir::fbl::kernels {
 
 /// Emits index arithmetic for layouts. Every call creates new ops (no
-/// folding or reuse): the kernels' IR is exactly what the calls spell.
+/// folding or reuse): the kernels' IR is exactly what the calls spell. C++
+/// leaves the order of a call's arguments unspecified: where two arguments
+/// both create ops, callers create them in statements of their own, so the
+/// IR does not depend on the compiler fbl is built with.
 struct Addressing {
   OpBuilder &b;
   Location loc;

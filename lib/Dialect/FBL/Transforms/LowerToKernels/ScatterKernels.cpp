@@ -186,7 +186,8 @@ LogicalResult kernels::lowerScatterLoop(scf::ForOp loop, TargetAttr target,
   // then scatter in place.
   int64_t sliceDim = parallel ? parallel->dim : -1;
   int64_t copied = type.getNumElements() / items;
-  auto copy = scf::ForOp::create(b, loc, a.c(0), a.c(copied), a.c(1));
+  Value step = a.c(1), end = a.c(copied), begin = a.c(0);
+  auto copy = scf::ForOp::create(b, loc, begin, end, step);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(copy.getBody());
@@ -200,8 +201,9 @@ LogicalResult kernels::lowerScatterLoop(scf::ForOp loop, TargetAttr target,
       idx[d] = a.rem(rest, type.getDimSize(d));
       rest = a.div(rest, type.getDimSize(d));
     }
+    Value offset = a.linear(type, idx);
     StoreElementOp::create(b, loc, a.load(kb.inputHandle(initIndex), idx), out,
-                           a.linear(type, idx));
+                           offset);
   }
   for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
     if (failed(cloneScalar(v, kb, mapping)))
