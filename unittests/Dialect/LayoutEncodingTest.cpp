@@ -153,6 +153,8 @@ TEST_F(LayoutEncodingTest, DescribedDevicesParseBack) {
     EXPECT_EQ(t.getCacheLineTexels(), p.getCacheLineTexels());
     EXPECT_EQ(t.getPreferredWorkgroup(), p.getPreferredWorkgroup());
     EXPECT_EQ(t.getLocalTiledGemm(), p.getLocalTiledGemm());
+    EXPECT_EQ(t.getExecution(), p.getExecution());
+    EXPECT_EQ(t.getDescription().execution, preset.execution);
   }
 }
 

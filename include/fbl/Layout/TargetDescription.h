@@ -20,6 +20,46 @@
 
 namespace fbl::target {
 
+/// How a device runs kernels and what moving a texel costs: what the cost
+/// model and fbl-cachesim need beyond the cache geometry. Optional fields of
+/// `#fbl.target<...>`; targets that are not presets get `kDefaultExecution`.
+struct ExecutionModel {
+  int64_t waveSize;      ///< work-items issued in lockstep (wave, warp)
+  int64_t residentItems; ///< work-items resident on one compute unit at once,
+                         ///< sharing its texture cache
+  int64_t computeUnits;  ///< compute units (shader cores, SMs) of the device
+  int64_t launchNs;      ///< fixed cost of one kernel launch
+  int64_t fetchPs;       ///< a texel read that hits, per compute unit
+  int64_t missPs;        ///< a cache-line fill, per compute unit
+  int64_t writePs;       ///< a texel written, per compute unit
+
+  bool operator==(const ExecutionModel &o) const {
+    return waveSize == o.waveSize && residentItems == o.residentItems &&
+           computeUnits == o.computeUnits && launchNs == o.launchNs &&
+           fetchPs == o.fetchPs && missPs == o.missPs && writePs == o.writePs;
+  }
+};
+
+/// One optional integer field of the execution model: its key in
+/// `#fbl.target<...>` and where it lives.
+struct ExecutionField {
+  const char *key;
+  int64_t ExecutionModel::*member;
+};
+inline constexpr ExecutionField kExecutionFields[] = {
+    {"wave_size", &ExecutionModel::waveSize},
+    {"resident_items", &ExecutionModel::residentItems},
+    {"compute_units", &ExecutionModel::computeUnits},
+    {"launch_ns", &ExecutionModel::launchNs},
+    {"fetch_ps", &ExecutionModel::fetchPs},
+    {"miss_ps", &ExecutionModel::missPs},
+    {"write_ps", &ExecutionModel::writePs},
+};
+
+/// What a target that is not a preset assumes (docs/Targets.md).
+inline constexpr ExecutionModel kDefaultExecution = {32,   1024, 1,   5000,
+                                                     1000, 8000, 1000};
+
 /// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
 struct TargetDescription {
   std::string name;
@@ -31,6 +71,7 @@ struct TargetDescription {
   int64_t maxWorkgroupSize;
   std::array<int64_t, 2> preferredWorkgroup;
   bool localTiledGemm;
+  ExecutionModel execution;
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -48,7 +89,10 @@ inline const TargetDescription kPresets[] = {
      true,
      1024,
      {16, 8},
-     false},
+     false,
+     // Waves of 64 fibers; 6 shader processors; launch, fetch and fill
+     // costs estimated (docs/Targets.md).
+     {64, 1024, 6, 8000, 1500, 6000, 1500}},
     // Arm Mali-G710 (Valhall).
     {"mali-g710",
      65536,
@@ -61,7 +105,9 @@ inline const TargetDescription kPresets[] = {
      true,
      1024,
      {8, 8},
-     false},
+     false,
+     // Warps of 16 threads, 1024 threads per core, 10 cores (MC10).
+     {16, 1024, 10, 10000, 1200, 4700, 1200}},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
     {"pocl-cpu",
      8192,
@@ -74,7 +120,10 @@ inline const TargetDescription kPresets[] = {
      true,
      4096,
      {8, 8},
-     false},
+     false,
+     // One work-group per host thread at a time; 16-wide vectorized
+     // work-items.
+     {16, 64, 2, 20000, 2000, 8000, 2000}},
     // NVIDIA H200 (OpenCL 3.0 driver).
     {"nvidia-h200",
      32768,
@@ -87,7 +136,9 @@ inline const TargetDescription kPresets[] = {
      true,
      1024,
      {16, 16},
-     true},
+     true,
+     // Warps of 32, 2048 threads per SM, 132 SMs.
+     {32, 2048, 132, 4000, 250, 4000, 250}},
 };
 
 /// The preset called `name`, or null.
@@ -126,6 +177,14 @@ inline const TargetDescription &presetForDevice(const std::string &vendor,
   return *findPreset("pocl-cpu");
 }
 
+/// The execution-model fields of `e`, each as ", key = value".
+inline std::string executionFields(const ExecutionModel &e) {
+  std::string s;
+  for (const ExecutionField &f : kExecutionFields)
+    s += std::string(", ") + f.key + " = " + std::to_string(e.*f.member);
+  return s;
+}
+
 /// `t` as `#fbl.target<...>` text with every field spelled out (what the
 /// dialect parses; a preset's own name alone also parses).
 inline std::string printAttribute(const TargetDescription &t) {
@@ -144,7 +203,8 @@ inline std::string printAttribute(const TargetDescription &t) {
          ", fp16 = " + flag(t.fp16) +
          ", max_workgroup_size = " + std::to_string(t.maxWorkgroupSize) +
          ", preferred_workgroup = " + pair(t.preferredWorkgroup) +
-         (t.localTiledGemm ? ", local_tiled_gemm = true" : "") + ">";
+         (t.localTiledGemm ? ", local_tiled_gemm = true" : "") +
+         executionFields(t.execution) + ">";
 }
 
 } // namespace fbl::target

@@ -88,6 +88,20 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = true>
 
 // -----
 
+// Execution-model fields print where they differ from the preset's (or, for
+// a custom target, from the generic default), after every other field.
+// CHECK: #fbl.target<"mali-g710", {{.*}}preferred_workgroup = [8, 8], wave_size = 32, miss_ps = 9000>
+module attributes {fbl.target = #fbl.target<"mali-g710", miss_ps = 9000, wave_size = 32>} {
+}
+
+// -----
+
+// CHECK: #fbl.target<"my-gpu", {{.*}}preferred_workgroup = [16, 16], compute_units = 4>
+module attributes {fbl.target = #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 0, cache_line_texels = [4, 2], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [16, 16], compute_units = 4, wave_size = 32>} {
+}
+
+// -----
+
 // CHECK-LABEL: func.func @trainable
 // CHECK-SAME: {fbl.param}
 func.func @trainable(%w: tensor<4x4xf32> {fbl.param}, %x: tensor<4x4xf32>) {

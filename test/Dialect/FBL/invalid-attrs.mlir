@@ -168,6 +168,16 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", max_workgroup_size = 0>}
 
 // -----
 
+// expected-error @+1 {{resident_items must be positive}}
+module attributes {fbl.target = #fbl.target<"adreno-a740", resident_items = -64>} {}
+
+// -----
+
+// expected-error @+1 {{miss_ps must be positive}}
+module attributes {fbl.target = #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 0, cache_line_texels = [4, 2], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [16, 16], miss_ps = 0>} {}
+
+// -----
+
 // expected-error @+1 {{preferred_workgroup needs two positive sizes}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", preferred_workgroup = [8, 0]>} {}
 

@@ -369,15 +369,36 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
   return names;
 }
 
+TargetAttr TargetAttr::get(MLIRContext *context,
+                           const ::fbl::target::TargetDescription &d) {
+  return TargetAttr::get(context, d.name, d.maxImageWidth, d.maxImageHeight,
+                         d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
+                         d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
+                         d.preferredWorkgroup, d.localTiledGemm, d.execution);
+}
+
+::fbl::target::TargetDescription TargetAttr::getDescription() const {
+  ::fbl::target::TargetDescription d;
+  d.name = getName().str();
+  d.maxImageWidth = getMaxImageWidth();
+  d.maxImageHeight = getMaxImageHeight();
+  d.maxImageLayers = getMaxImageLayers();
+  d.maxBufferBytes = getMaxBufferBytes();
+  std::copy_n(getCacheLineTexels().begin(), 2, d.cacheLineTexels.begin());
+  d.cacheBytes = getCacheBytes();
+  d.cacheWays = getCacheWays();
+  d.fp16 = getFp16();
+  d.maxWorkgroupSize = getMaxWorkgroupSize();
+  std::copy_n(getPreferredWorkgroup().begin(), 2, d.preferredWorkgroup.begin());
+  d.localTiledGemm = getLocalTiledGemm();
+  d.execution = getExecution();
+  return d;
+}
+
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
   const ::fbl::target::TargetDescription *p =
       ::fbl::target::findPreset(name.str());
-  if (!p)
-    return {};
-  return TargetAttr::get(
-      context, p->name, p->maxImageWidth, p->maxImageHeight, p->maxImageLayers,
-      p->maxBufferBytes, p->cacheLineTexels, p->cacheBytes, p->cacheWays,
-      p->fp16, p->maxWorkgroupSize, p->preferredWorkgroup, p->localTiledGemm);
+  return p ? TargetAttr::get(context, *p) : TargetAttr();
 }
 
 TargetAttr TargetAttr::lookup(Operation *op) {
@@ -414,7 +435,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> cacheLineTexels,
                                  int64_t cacheBytes, int64_t cacheWays, bool,
                                  int64_t maxWorkgroupSize,
-                                 ArrayRef<int64_t> preferredWorkgroup, bool) {
+                                 ArrayRef<int64_t> preferredWorkgroup, bool,
+                                 ::fbl::target::ExecutionModel execution) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -440,6 +462,9 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "preferred_workgroup " << preferredWorkgroup[0] << "x"
                        << preferredWorkgroup[1]
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
+  for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
+    if (execution.*f.member < 1)
+      return emitError() << f.key << " must be positive";
   return success();
 }
 
@@ -452,6 +477,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   // Start from the preset of that name, if any; fields override it.
   std::optional<int64_t> ints[7];
   std::optional<bool> fp16, localTiledGemm;
+  std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
   SmallVector<int64_t> line, wg;
   bool hasLine = false, hasWg = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
@@ -463,8 +489,17 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     SMLoc keyLoc = parser.getCurrentLocation();
     if (parser.parseKeyword(&key) || parser.parseEqual())
       return {};
+    auto *exec = llvm::find_if(::fbl::target::kExecutionFields,
+                               [&](const ::fbl::target::ExecutionField &f) {
+                                 return key == f.key;
+                               });
     auto *it = llvm::find(intKeys, key);
-    if (it != std::end(intKeys)) {
+    if (exec != std::end(::fbl::target::kExecutionFields)) {
+      if (parser.parseInteger(
+              execution[exec - std::begin(::fbl::target::kExecutionFields)]
+                  .emplace()))
+        return {};
+    } else if (it != std::end(intKeys)) {
       int64_t v;
       if (parser.parseInteger(v))
         return {};
@@ -522,10 +557,17 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   if (!hasWg)
     wg.assign(preset.getPreferredWorkgroup().begin(),
               preset.getPreferredWorkgroup().end());
+  ::fbl::target::ExecutionModel model =
+      preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;
+  for (auto [field, value] :
+       llvm::zip_equal(::fbl::target::kExecutionFields, execution))
+    if (value)
+      model.*field.member = *value;
   return parser.getChecked<TargetAttr>(
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
-      localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm());
+      localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
+      model);
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -553,5 +595,11 @@ void TargetAttr::print(AsmPrinter &printer) const {
   if (getLocalTiledGemm() != (preset && preset.getLocalTiledGemm()))
     printer << ", local_tiled_gemm = "
             << (getLocalTiledGemm() ? "true" : "false");
+  // Execution-model fields that differ from what parsing assumes.
+  ::fbl::target::ExecutionModel assumed =
+      preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;
+  for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
+    if (getExecution().*f.member != assumed.*f.member)
+      printer << ", " << f.key << " = " << getExecution().*f.member;
   printer << '>';
 }

@@ -10,6 +10,7 @@
 #define FBL_DIALECT_FBL_IR_FBLATTRS_H
 
 #include "fbl/Layout/Layout.h"
+#include "fbl/Layout/TargetDescription.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -18,6 +19,14 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/TensorEncoding.h"
+
+namespace fbl::target {
+/// TargetAttr uniques its execution model by value.
+inline llvm::hash_code hash_value(const ExecutionModel &e) {
+  return llvm::hash_combine(e.waveSize, e.residentItems, e.computeUnits,
+                            e.launchNs, e.fetchPs, e.missPs, e.writePs);
+}
+} // namespace fbl::target
 
 #include "fbl/Dialect/FBL/IR/FBLEnums.h.inc"
 

@@ -218,6 +218,12 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the texel fetch rate, not texture-cache hits, bounds the register-tiled
     kernel. A preset's fields can be overridden one by one:
     `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
+
+    The execution model (optional integers: `wave_size`, `resident_items`,
+    `compute_units`, `launch_ns`, `fetch_ps`, `miss_ps`, `write_ps`) tells
+    the cost model and `fbl-cachesim` how work-groups share a compute unit's
+    cache and what fetches, line fills, writes and launches cost; presets
+    carry their own, other targets a generic default.
   }];
   let parameters = (ins
     StringRefParameter<"device name">:$name,
@@ -233,7 +239,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     "int64_t":$maxWorkgroupSize,
     ArrayRefParameter<"int64_t", "preferred 2D work-group size">:
         $preferredWorkgroup,
-    "bool":$localTiledGemm);
+    "bool":$localTiledGemm,
+    "::fbl::target::ExecutionModel":$execution);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -250,6 +257,11 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
+    /// Every field, as the MLIR-free description.
+    ::fbl::target::TargetDescription getDescription() const;
+    /// The attribute holding every field of `d`.
+    static TargetAttr get(::mlir::MLIRContext *context,
+                          const ::fbl::target::TargetDescription &d);
   }];
 }
 
