@@ -20,9 +20,12 @@
 //  5. Reads: each use reads the value's layout, or its preferred layout
 //     when that plus the (shared) relayout costs less.
 //
-// The cost of a plan is the sum over ops of the cost model's reads and
-// writes, plus relayouts, plus index transforms that cannot be views.
-// Decisions are made by that number only: no tie-breaking heuristics.
+// The cost of a plan is the cost model's time of every op's kernel under
+// the layouts it reads and writes, plus relayouts, plus index transforms
+// that cannot be views. Decisions are made by that number only: no
+// tie-breaking heuristics. A move changes the layouts of a few values, so
+// only the ops that read or write them are costed again: a round of the
+// search is linear in the size of the function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,12 +97,37 @@ private:
   Attribute fit(RankedTensorType type, Attribute encoding) const;
   Attribute channelPacked(RankedTensorType type, int64_t packed) const;
   Attribute preferredRead(OpOperand &use);
-  Attribute layoutOfUse(OpOperand &use,
-                        llvm::DenseSet<std::pair<Value, Attribute>> &paid);
   double transformCost(Operation *op, Attribute src, Attribute dst);
-  double evaluate(LayoutPlan *record = nullptr);
-  void setLayout(Value v, Attribute layout);
-  void propagate(Value v, llvm::DenseSet<Value> &seen);
+  double computeTransformCost(Operation *op, Attribute src, Attribute dst);
+  llvm::DenseMap<std::tuple<Operation *, Attribute, Attribute>, double>
+      transformMemo;
+  struct Undo;
+  void setLayout(Value v, Attribute layout, Undo *undo = nullptr);
+  void propagate(Value v, llvm::DenseSet<Value> &seen, Undo &undo);
+  /// Moves `v` to `c`, alone or with the chain of views it reaches; returns
+  /// the change of the total, with what `revert` needs in `undo`.
+  double move(Value v, Attribute c, bool chain, Undo &undo);
+
+  // Costs. Every op that runs a kernel (or is an index transform) has a
+  // cost under the current layouts and reads; every value a relayout term.
+  bool isCosted(Operation *op) const;
+  double kernelTime(Operation *op, ArrayRef<Attribute> reads);
+  void decideReads(Operation *op);
+  double costOp(Operation *op);
+  double relayoutTerm(Value v);
+  double evaluateAll();
+  /// What a move overwrote.
+  struct Undo {
+    SmallVector<Value> changed; ///< values whose layout changed, in order
+    llvm::DenseMap<Value, Attribute> layout;
+    llvm::DenseMap<OpOperand *, Attribute> read;
+    llvm::DenseMap<Operation *, double> opCost;
+    llvm::DenseMap<Value, double> term;
+  };
+  /// Re-costs what the layout changes in `undo` touch; returns the change
+  /// of the total and records what it overwrote in `undo`.
+  double update(Undo &undo);
+  void revert(Undo &undo);
 
   func::FuncOp func;
   MLIRContext *ctx;
@@ -109,13 +137,18 @@ private:
   Block *block = nullptr;
 
   SmallVector<Value> variables; ///< in visiting order (anchors first)
+  llvm::DenseSet<Value> isVariable;
   llvm::DenseSet<Value> anchors;
   llvm::DenseMap<Value, Attribute> layout;
-  llvm::DenseMap<Value, OpResult> tiedResult; ///< init value -> result
+  llvm::DenseMap<Value, OpResult> tiedResult;          ///< init -> result
+  llvm::DenseMap<Value, SmallVector<Value>> tiedInits; ///< result -> inits
+  llvm::DenseMap<OpOperand *, Attribute> read;
+  llvm::DenseMap<Operation *, double> opCost;
+  llvm::DenseMap<Value, double> term;
+  double total = 0.0;
 };
 
 } // namespace
-
 Attribute Selection::channelPacked(RankedTensorType type,
                                    int64_t packed) const {
   return fit(type,
@@ -176,8 +209,12 @@ LogicalResult Selection::build() {
                                                 .getDefiningOp()) &&
            cast<linalg::FillOp>(def).getDpsInitOperand(0)->get().hasOneUse())) {
         tiedResult[init.get()] = dps.getTiedOpResult(&init);
-        if (auto fill = dyn_cast<linalg::FillOp>(def))
+        tiedInits[dps.getTiedOpResult(&init)].push_back(init.get());
+        if (auto fill = dyn_cast<linalg::FillOp>(def)) {
           tiedResult[fill.getDpsInitOperand(0)->get()] = fill->getResult(0);
+          tiedInits[fill->getResult(0)].push_back(
+              fill.getDpsInitOperand(0)->get());
+        }
       }
     }
   }
@@ -216,6 +253,7 @@ LogicalResult Selection::build() {
     if (tiedResult.count(v))
       return success();
     variables.push_back(v);
+    isVariable.insert(v);
     return success();
   };
   for (BlockArgument arg : block->getArguments())
@@ -316,13 +354,17 @@ SmallVector<Attribute> Selection::candidates(Value v) {
   return out.takeVector();
 }
 
-void Selection::setLayout(Value v, Attribute a) {
+void Selection::setLayout(Value v, Attribute a, Undo *undo) {
+  Attribute old = layout.lookup(v);
+  if (undo && old != a && undo->layout.try_emplace(v, old).second)
+    undo->changed.push_back(v);
   layout[v] = a;
   // Tied inits (and the empty tensors their fills initialize) follow the
   // result they initialize.
-  for (auto &[init, result] : tiedResult)
-    if (result == v && layout.lookup(init) != a)
-      setLayout(init, a);
+  if (auto it = tiedInits.find(v); it != tiedInits.end())
+    for (Value init : it->second)
+      if (layout.lookup(init) != a)
+        setLayout(init, a, undo);
 }
 
 void Selection::initialize() {
@@ -352,6 +394,14 @@ void Selection::initialize() {
 }
 
 double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
+  auto key = std::make_tuple(op, src, dst);
+  if (auto it = transformMemo.find(key); it != transformMemo.end())
+    return it->second;
+  return transformMemo[key] = computeTransformCost(op, src, dst);
+}
+
+double Selection::computeTransformCost(Operation *op, Attribute src,
+                                       Attribute dst) {
   auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
   auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
   auto srcL = cast<LayoutEncodingAttrInterface>(src);
@@ -365,170 +415,255 @@ double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
       return 0.0; // a view
   }
   if (Attribute inverse = inverseComposedLayout(op, dst))
-    return costs
-        .relayoutCost(srcType, srcL, cast<LayoutEncodingAttrInterface>(inverse))
-        .cost;
+    return costs.relayoutCost(srcType, src, inverse).timeNs;
   // Through a buffer: row-major reshapes are views of buffers.
-  auto buffer = cast<LayoutEncodingAttrInterface>(BufferLayoutAttr::get(ctx));
-  return costs.relayoutCost(srcType, srcL, buffer).cost +
-         costs.relayoutCost(dstType, buffer, dstL).cost;
+  Attribute buffer = BufferLayoutAttr::get(ctx);
+  return costs.relayoutCost(srcType, src, buffer).timeNs +
+         costs.relayoutCost(dstType, buffer, dst).timeNs;
 }
 
-Attribute
-Selection::layoutOfUse(OpOperand &use,
-                       llvm::DenseSet<std::pair<Value, Attribute>> &paid) {
-  Value v = use.get();
-  Attribute stored = layout.lookup(v);
-  Operation *owner = use.getOwner();
-  // Initial values of accumulating ops are read in the result's layout.
-  if (auto dps = dyn_cast<DestinationStyleOpInterface>(owner))
-    if (dps.isDpsInit(&use))
-      return layout.lookup(dps.getTiedOpResult(&use));
-  if (policy == LayoutPolicy::ReuseForward || isIndexTransform(owner) ||
-      !isa<linalg::LinalgOp>(owner) || isa<BufferLayoutAttr>(stored))
-    return stored;
-  Attribute preferred = preferredRead(use);
-  if (!preferred || preferred == stored)
-    return stored;
-  if (policy == LayoutPolicy::ExplicitTranspose)
-    return preferred;
-  // fblayout: a relayout only when it pays for itself.
-  auto type = cast<RankedTensorType>(v.getType());
-  double direct =
-      costs.readCost(use, cast<LayoutEncodingAttrInterface>(stored)).cost;
-  double via =
-      costs.readCost(use, cast<LayoutEncodingAttrInterface>(preferred)).cost;
-  if (!paid.contains({v, preferred}))
-    via += costs
-               .relayoutCost(type, cast<LayoutEncodingAttrInterface>(stored),
-                             cast<LayoutEncodingAttrInterface>(preferred))
-               .cost;
-  return via < direct ? preferred : stored;
+bool Selection::isCosted(Operation *op) const {
+  return !isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp>(op) &&
+         op->getBlock() == block;
 }
 
-double Selection::evaluate(LayoutPlan *record) {
-  double total = 0.0;
-  llvm::DenseSet<std::pair<Value, Attribute>> paid;
-  for (Operation &op : *block) {
-    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp>(op))
+double Selection::kernelTime(Operation *op, ArrayRef<Attribute> reads) {
+  SmallVector<Attribute> results;
+  for (Value r : op->getResults())
+    results.push_back(layout.lookup(r));
+  return costs.opCost(op, reads, results).timeNs;
+}
+
+/// Chooses the layout each tensor operand of `op` is read in.
+void Selection::decideReads(Operation *op) {
+  SmallVector<Attribute> reads;
+  for (OpOperand &use : op->getOpOperands())
+    reads.push_back(isa<RankedTensorType>(use.get().getType())
+                        ? layout.lookup(use.get())
+                        : Attribute());
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+  bool choose = isa<linalg::LinalgOp>(op) && !isIndexTransform(op) &&
+                policy != LayoutPolicy::ReuseForward;
+  for (OpOperand &use : op->getOpOperands()) {
+    Attribute stored = reads[use.getOperandNumber()];
+    if (!stored)
       continue;
-    if (isIndexTransform(&op)) {
-      OpOperand &src = op.getOpOperand(0);
-      Attribute read = layoutOfUse(src, paid);
-      if (read != layout.lookup(src.get()) &&
-          paid.insert({src.get(), read}).second)
-        total += costs
-                     .relayoutCost(cast<RankedTensorType>(src.get().getType()),
-                                   cast<LayoutEncodingAttrInterface>(
-                                       layout.lookup(src.get())),
-                                   cast<LayoutEncodingAttrInterface>(read))
-                     .cost;
-      if (record)
-        record->readLayout[&src] = read;
-      total += transformCost(&op, read, layout.lookup(op.getResult(0)));
+    // Initial values of accumulating ops are read in the result's layout.
+    if (dps && dps.isDpsInit(&use)) {
+      reads[use.getOperandNumber()] = layout.lookup(dps.getTiedOpResult(&use));
       continue;
     }
-    for (OpOperand &use : op.getOpOperands()) {
-      if (!isa<RankedTensorType>(use.get().getType()))
-        continue;
-      Attribute stored = layout.lookup(use.get());
-      if (!stored)
-        continue;
-      Attribute read = isTiedInit(use) ? stored : layoutOfUse(use, paid);
-      if (record)
-        record->readLayout[&use] = read;
-      if (read != stored && paid.insert({use.get(), read}).second)
-        total += costs
-                     .relayoutCost(cast<RankedTensorType>(use.get().getType()),
-                                   cast<LayoutEncodingAttrInterface>(stored),
-                                   cast<LayoutEncodingAttrInterface>(read))
-                     .cost;
-      // Inits the body never reads cost nothing to read.
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
-        if (linalgOp.isDpsInit(&use) &&
-            !linalgOp.payloadUsesValueFromOperand(&use))
-          continue;
-      total +=
-          costs.readCost(use, cast<LayoutEncodingAttrInterface>(read)).cost;
+    if (!choose || isa<BufferLayoutAttr>(stored))
+      continue;
+    Attribute preferred = preferredRead(use);
+    if (!preferred || preferred == stored)
+      continue;
+    if (policy == LayoutPolicy::ExplicitTranspose) {
+      reads[use.getOperandNumber()] = preferred;
+      continue;
     }
-    if (op.getNumRegions()) {
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(op.getRegions(), captured);
-      for (Value v : captured)
-        if (Attribute stored = layout.lookup(v))
-          total += costs
-                       .capturedReadCost(
-                           &op, v, cast<LayoutEncodingAttrInterface>(stored))
-                       .cost;
-    }
-    for (OpResult r : op.getResults())
-      if (Attribute stored = layout.lookup(r))
-        total +=
-            costs.writeCost(r, cast<LayoutEncodingAttrInterface>(stored)).cost;
+    // fblayout: a relayout only when it pays for itself; it is free when
+    // another use already reads that layout.
+    double direct = kernelTime(op, reads);
+    reads[use.getOperandNumber()] = preferred;
+    double via = kernelTime(op, reads);
+    bool paid = llvm::any_of(use.get().getUses(), [&](OpOperand &other) {
+      return other.getOwner() != op && read.lookup(&other) == preferred;
+    });
+    if (!paid)
+      via += costs
+                 .relayoutCost(cast<RankedTensorType>(use.get().getType()),
+                               stored, preferred)
+                 .timeNs;
+    if (!(via < direct))
+      reads[use.getOperandNumber()] = stored;
   }
+  for (OpOperand &use : op->getOpOperands())
+    if (reads[use.getOperandNumber()])
+      read[&use] = reads[use.getOperandNumber()];
+}
+
+double Selection::costOp(Operation *op) {
+  if (isIndexTransform(op))
+    return transformCost(op, layout.lookup(op->getOperand(0)),
+                         layout.lookup(op->getResult(0)));
+  SmallVector<Attribute> reads;
+  for (OpOperand &use : op->getOpOperands())
+    reads.push_back(read.lookup(&use));
+  return kernelTime(op, reads);
+}
+
+double Selection::relayoutTerm(Value v) {
+  Attribute stored = layout.lookup(v);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!stored || !type)
+    return 0.0;
+  SmallVector<Attribute, 4> targets;
+  for (OpOperand &use : v.getUses()) {
+    Attribute r = read.lookup(&use);
+    if (r && r != stored && !llvm::is_contained(targets, r))
+      targets.push_back(r);
+  }
+  double t = 0.0;
+  for (Attribute r : targets)
+    t += costs.relayoutCost(type, stored, r).timeNs;
+  return t;
+}
+
+double Selection::evaluateAll() {
+  read.clear();
+  opCost.clear();
+  term.clear();
+  total = 0.0;
+  for (Operation &op : *block)
+    if (isCosted(&op)) {
+      if (!isIndexTransform(&op))
+        decideReads(&op);
+      else
+        read[&op.getOpOperand(0)] = layout.lookup(op.getOperand(0));
+    }
+  for (Operation &op : *block)
+    if (isCosted(&op))
+      total += opCost[&op] = costOp(&op);
+  for (Value v : block->getArguments())
+    total += term[v] = relayoutTerm(v);
+  for (Operation &op : *block)
+    for (Value v : op.getResults())
+      total += term[v] = relayoutTerm(v);
   return total;
 }
 
-void Selection::propagate(Value v, llvm::DenseSet<Value> &seen) {
+double Selection::update(Undo &undo) {
+  ArrayRef<Value> changed = undo.changed;
+  // The ops that read or write a changed value, in block order.
+  llvm::SetVector<Operation *> touched;
+  for (Value v : changed) {
+    if (Operation *def = v.getDefiningOp(); def && isCosted(def))
+      touched.insert(def);
+    for (Operation *user : v.getUsers())
+      if (isCosted(user))
+        touched.insert(user);
+  }
+  SmallVector<Operation *> ops = touched.takeVector();
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  double delta = 0.0;
+  llvm::SetVector<Value> values(changed.begin(), changed.end());
+  for (Operation *op : ops) {
+    for (OpOperand &use : op->getOpOperands()) {
+      undo.read.try_emplace(&use, read.lookup(&use));
+      if (isa<RankedTensorType>(use.get().getType()))
+        values.insert(use.get());
+    }
+    if (isIndexTransform(op))
+      read[&op->getOpOperand(0)] = layout.lookup(op->getOperand(0));
+    else
+      decideReads(op);
+  }
+  for (Operation *op : ops) {
+    double old = opCost.lookup(op);
+    undo.opCost.try_emplace(op, old);
+    double now = costOp(op);
+    opCost[op] = now;
+    delta += now - old;
+  }
+  for (Value v : values) {
+    double old = term.lookup(v);
+    undo.term.try_emplace(v, old);
+    double now = relayoutTerm(v);
+    term[v] = now;
+    delta += now - old;
+  }
+  total += delta;
+  return delta;
+}
+
+void Selection::revert(Undo &undo) {
+  for (auto &[v, a] : undo.layout)
+    layout[v] = a;
+  for (auto &[use, a] : undo.read) {
+    if (a)
+      read[use] = a;
+    else
+      read.erase(use);
+  }
+  double delta = 0.0;
+  for (auto &[op, c] : undo.opCost) {
+    delta += c - opCost.lookup(op);
+    opCost[op] = c;
+  }
+  for (auto &[v, c] : undo.term) {
+    delta += c - term.lookup(v);
+    term[v] = c;
+  }
+  total += delta;
+}
+
+void Selection::propagate(Value v, llvm::DenseSet<Value> &seen, Undo &undo) {
   if (!seen.insert(v).second)
     return;
   // Forward: results of index transforms reading v become views of it.
   for (Operation *user : v.getUsers())
     if (isIndexTransform(user) && user->getOperand(0) == v) {
       Value r = user->getResult(0);
-      if (llvm::is_contained(variables, r))
+      if (isVariable.contains(r))
         if (Attribute c = composedLayout(user, layout.lookup(v)))
           if (Attribute f = fit(cast<RankedTensorType>(r.getType()), c)) {
-            setLayout(r, f);
-            propagate(r, seen);
+            setLayout(r, f, &undo);
+            propagate(r, seen, undo);
           }
     }
   // Backward: the source of the index transform producing v.
   if (Operation *def = v.getDefiningOp())
     if (isIndexTransform(def)) {
       Value s = def->getOperand(0);
-      if (llvm::is_contained(variables, s))
+      if (isVariable.contains(s))
         if (Attribute inv = inverseComposedLayout(def, layout.lookup(v)))
           if (Attribute f = fit(cast<RankedTensorType>(s.getType()), inv)) {
-            setLayout(s, f);
-            propagate(s, seen);
+            setLayout(s, f, &undo);
+            propagate(s, seen, undo);
           }
     }
 }
 
+double Selection::move(Value v, Attribute c, bool chain, Undo &undo) {
+  setLayout(v, c, &undo);
+  if (chain) {
+    llvm::DenseSet<Value> seen;
+    propagate(v, seen, undo);
+  }
+  return undo.changed.empty() ? 0.0 : update(undo);
+}
+
 void Selection::search() {
+  evaluateAll();
   if (policy != LayoutPolicy::FBLayout)
     return;
-  double current = evaluate();
   for (int round = 0; round < 8; ++round) {
     bool improved = false;
     for (Value v : variables) {
       Attribute original = layout.lookup(v);
-      llvm::DenseMap<Value, Attribute> best = layout;
-      double bestCost = current;
-      for (Attribute c : candidates(v)) {
+      double bestDelta = 0.0;
+      Attribute bestLayout;
+      bool bestChain = false;
+      for (Attribute c : candidates(v))
         for (bool chain : {false, true}) {
-          llvm::DenseMap<Value, Attribute> saved = layout;
-          setLayout(v, c);
-          if (chain) {
-            llvm::DenseSet<Value> seen;
-            propagate(v, seen);
+          Undo undo;
+          double delta = move(v, c, chain, undo);
+          if (delta < bestDelta - 1e-9 * std::abs(total)) {
+            bestDelta = delta;
+            bestLayout = c;
+            bestChain = chain;
           }
-          double cost = evaluate();
-          if (cost < bestCost * (1.0 - 1e-9)) {
-            bestCost = cost;
-            best = layout;
-          }
-          layout = std::move(saved);
+          revert(undo);
         }
-      }
-      layout = std::move(best);
-      if (layout.lookup(v) != original || bestCost < current * (1.0 - 1e-9)) {
-        LDBG() << "round " << round << ": " << v << " -> " << layout.lookup(v)
-               << " (" << current << " -> " << bestCost << ")";
-        improved |= bestCost < current * (1.0 - 1e-9);
-        current = bestCost;
-      }
+      if (!bestLayout)
+        continue;
+      Undo undo;
+      move(v, bestLayout, bestChain, undo);
+      LDBG() << "round " << round << ": " << v << " " << original << " -> "
+             << layout.lookup(v) << " (" << bestDelta << ")";
+      improved = true;
     }
     if (!improved)
       break;
@@ -537,7 +672,9 @@ void Selection::search() {
 
 LayoutPlan Selection::finish() {
   LayoutPlan plan;
-  plan.cost = evaluate(&plan);
+  plan.cost = evaluateAll();
+  for (auto &[use, a] : read)
+    plan.readLayout[use] = a;
   for (auto &[v, a] : layout)
     plan.valueLayout[v] = a;
   return plan;
@@ -569,39 +706,17 @@ FailureOr<LayoutPlan> mlir::fbl::selectLayouts(func::FuncOp func,
 
 double mlir::fbl::estimateCost(func::FuncOp func, OpCostModel &costs) {
   double total = 0.0;
-  func.walk([&](Operation *op) {
-    if (op->getParentOp() != func)
-      return;
-    if (isa<func::ReturnOp, tensor::EmptyOp, arith::ConstantOp, TransposeViewOp,
-            ReshapeViewOp>(op))
-      return;
+  for (Operation &op : func.getBody().front()) {
     if (auto relayout = dyn_cast<RelayoutOp>(op)) {
-      auto from = getLayoutEncoding(relayout.getSource().getType());
-      auto to = getLayoutEncoding(relayout.getType());
+      Attribute from = relayout.getSource().getType().getEncoding();
+      Attribute to = relayout.getType().getEncoding();
       if (from && to)
-        total += costs.relayoutCost(relayout.getType(), from, to).cost;
-      return;
+        total += costs.relayoutCost(relayout.getType(), from, to).timeNs;
+      continue;
     }
-    for (OpOperand &use : op->getOpOperands()) {
-      auto enc = getLayoutEncoding(use.get().getType());
-      if (!enc)
-        continue;
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        if (linalgOp.isDpsInit(&use) &&
-            !linalgOp.payloadUsesValueFromOperand(&use))
-          continue;
-      total += costs.readCost(use, enc).cost;
-    }
-    if (op->getNumRegions()) {
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(op->getRegions(), captured);
-      for (Value v : captured)
-        if (auto enc = getLayoutEncoding(v.getType()))
-          total += costs.capturedReadCost(op, v, enc).cost;
-    }
-    for (OpResult r : op->getResults())
-      if (auto enc = getLayoutEncoding(r.getType()))
-        total += costs.writeCost(r, enc).cost;
-  });
+    if (isa<func::ReturnOp>(op))
+      continue;
+    total += costs.opCost(&op).timeNs;
+  }
   return total;
 }

@@ -1,10 +1,9 @@
-//===- CostModel.cpp - Texel fetches and texture-cache misses -------------===//
+//===- CostModel.cpp - What an emitted kernel costs on image layouts ------===//
 //
-// Trace-driven estimate: the texel coordinates one work-group reads, step by
-// step of its reduction loop, go through an LRU set-associative cache of 2D
-// lines; fetches are the distinct texels each work-item needs per step.
-// Counts are scaled by the number of work-groups (and by the reduction steps
-// not simulated, when a long reduction is cut short).
+// Fetches and writes by arithmetic; misses from the miss rate of a fixed
+// sample (compute unit 0's resident work-groups, waves interleaved, a
+// bounded window of reduction steps) through an LRU set-associative cache
+// of 2D lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,203 +11,547 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <list>
-#include <set>
-#include <tuple>
-#include <unordered_map>
 
 using namespace fbl;
 using namespace fbl::cost;
+namespace fl = fbl::layout;
+
+DeviceModel DeviceModel::of(const target::TargetDescription &t) {
+  DeviceModel d;
+  d.cache.lineWidth = t.cacheLineTexels[0];
+  d.cache.lineHeight = t.cacheLineTexels[1];
+  d.cache.bytes = t.cacheBytes;
+  d.cache.ways = t.cacheWays;
+  d.execution = t.execution;
+  d.preferredWorkgroup = t.preferredWorkgroup;
+  return d;
+}
 
 namespace {
 
-/// An LRU set-associative cache of 2D texel blocks.
+/// An LRU set-associative cache of 2D texel blocks, in flat arrays.
 class TextureCache {
 public:
   explicit TextureCache(const CacheGeometry &g)
-      : geometry(g), sets(static_cast<size_t>(g.numSets())) {}
+      : sets(g.numSets()), ways(g.ways),
+        tags(static_cast<size_t>(sets * ways), kEmpty),
+        stamps(static_cast<size_t>(sets * ways), 0) {}
 
-  /// Returns true on a miss.
-  bool access(const layout::TexelCoord &c) {
-    int64_t lx = c.x / geometry.lineWidth, ly = c.y / geometry.lineHeight;
-    uint64_t key = (static_cast<uint64_t>(c.layer) << 42) ^
-                   (static_cast<uint64_t>(ly) << 21) ^
-                   static_cast<uint64_t>(lx);
-    // Neighbouring lines map to different sets.
-    size_t set = static_cast<size_t>((lx + ly * 7 + c.layer * 13) %
-                                     static_cast<int64_t>(sets.size()));
-    std::list<uint64_t> &lru = sets[set];
-    auto it = std::find(lru.begin(), lru.end(), key);
-    if (it != lru.end()) {
-      lru.splice(lru.begin(), lru, it);
-      return false;
+  /// Returns true on a miss of the line `key` (which maps to `set`).
+  bool access(uint64_t key, uint64_t set) {
+    int64_t at = static_cast<int64_t>(set % static_cast<uint64_t>(sets)) * ways;
+    uint64_t *tag = &tags[static_cast<size_t>(at)];
+    uint64_t *stamp = &stamps[static_cast<size_t>(at)];
+    ++clock;
+    int64_t victim = 0;
+    for (int64_t w = 0; w < ways; ++w) {
+      if (tag[w] == key) {
+        stamp[w] = clock;
+        return false;
+      }
+      if (stamp[w] < stamp[victim])
+        victim = w;
     }
-    lru.push_front(key);
-    if (static_cast<int64_t>(lru.size()) > geometry.ways)
-      lru.pop_back();
+    tag[victim] = key;
+    stamp[victim] = clock;
     return true;
   }
 
+  void flush() {
+    std::fill(tags.begin(), tags.end(), kEmpty);
+    std::fill(stamps.begin(), stamps.end(), 0);
+  }
+
 private:
-  CacheGeometry geometry;
-  std::vector<std::list<uint64_t>> sets;
+  static constexpr uint64_t kEmpty = ~uint64_t(0);
+  int64_t sets, ways;
+  std::vector<uint64_t> tags, stamps;
+  uint64_t clock = 0;
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Trip count of loop `l` in units of its step.
-int64_t steps(const LoopNest &nest, int l) {
-  int64_t step =
-      (l == nest.blockX || l == nest.blockY || l == nest.unrolled) ? 4 : 1;
-  return ceilDiv(nest.ranges[l], step);
-}
+/// One read of a work-item's trace: a cache line and the set it maps to.
+struct Read {
+  uint64_t line;
+  uint64_t set;
+};
+
+/// Maps elements of one tensor to cache lines: the layout algebra's texel
+/// coordinates, resolved per dim once (a layout's coordinates are sums of
+/// per-dim terms), then cut into lines.
+class LineMapper {
+public:
+  LineMapper(const TensorAccess &a, unsigned image, const CacheGeometry &g)
+      : access(a), image(image), buffer(a.layout.isBuffer()),
+        lineWidth(buffer ? 16 : g.lineWidth),
+        lineHeight(buffer ? 1 : g.lineHeight), perDim(a.shape.size()) {
+    if (buffer) {
+      int64_t stride = 1;
+      for (size_t d = a.shape.size(); d-- > 0;) {
+        perDim[d].push_back({0, 1, 0, stride});
+        stride *= a.shape[d];
+      }
+      return;
+    }
+    for (unsigned axis = 0; axis < fl::kNumAxes; ++axis)
+      for (const fl::FactorTerm &t :
+           a.layout.terms(a.shape, static_cast<fl::Axis>(axis)))
+        perDim[t.factor.dim].push_back({axis, t.divisor, t.modulus, t.stride});
+  }
+
+  /// The line holding the element at loop values `loops`.
+  Read lineOf(const std::vector<int64_t> &loops) const {
+    int64_t coord[fl::kNumAxes] = {0, 0, 0};
+    for (size_t d = 0; d < perDim.size(); ++d) {
+      int l = access.loopOfDim[d];
+      int64_t i = l >= 0 ? loops[static_cast<size_t>(l)] : 0;
+      for (const Term &t : perDim[d]) {
+        int64_t v = i / t.divisor;
+        if (t.modulus)
+          v %= t.modulus;
+        coord[t.axis] += v * t.stride;
+      }
+    }
+    int64_t lx = coord[0] / lineWidth, ly = coord[1] / lineHeight;
+    uint64_t key = (static_cast<uint64_t>(image) << 58) ^
+                   (static_cast<uint64_t>(coord[2]) << 44) ^
+                   (static_cast<uint64_t>(ly) << 24) ^
+                   static_cast<uint64_t>(lx);
+    // Neighbouring lines (and the same line of different tensors) map to
+    // different sets.
+    uint64_t set = static_cast<uint64_t>(lx + ly * 7 + coord[2] * 13 +
+                                         static_cast<int64_t>(image) * 31);
+    return {key, set};
+  }
+
+private:
+  struct Term {
+    unsigned axis;
+    int64_t divisor, modulus, stride;
+  };
+  const TensorAccess &access;
+  unsigned image;
+  bool buffer;
+  int64_t lineWidth, lineHeight;
+  std::vector<std::vector<Term>> perDim;
+};
+
+/// Builds the reads of sampled work-items.
+class Tracer {
+public:
+  /// Traces the reads of input `only` (inputs.size(): the output's initial
+  /// value).
+  Tracer(const KernelShape &k, const DeviceModel &d, unsigned only)
+      : k(k), d(d), only(only),
+        mapper(only < k.inputs.size() ? k.inputs[only] : k.output, only,
+               d.cache) {
+    for (size_t l = 0; l < k.ranges.size(); ++l)
+      if (k.reduction[l])
+        reductionLoops.push_back(static_cast<int>(l));
+    for (int l : reductionLoops)
+      reductionIterations *= k.ranges[static_cast<size_t>(l)];
+  }
+
+  int64_t reductionIterations = 1;
+
+  /// Appends the reads of the work-item at global id `item` to `reads`,
+  /// and sets the number of trace positions one output channel takes
+  /// (per-texel kernels).
+  void trace(const std::array<int64_t, 3> &item, std::vector<Read> &reads,
+             int64_t &channelLength) const {
+    switch (k.kind) {
+    case KernelKind::PerTexel:
+    case KernelKind::PerElement:
+      perOutput(item, reads, channelLength);
+      break;
+    case KernelKind::RegisterTiledGemm:
+      registerGemm(item, reads);
+      break;
+    case KernelKind::LocalTiledGemm:
+      localGemm(item, reads);
+      break;
+    }
+  }
+
+private:
+  void read(unsigned image, const TensorAccess &a,
+            const std::vector<int64_t> &loops, std::vector<Read> &reads) const {
+    (void)a;
+    if (image == only)
+      reads.push_back(mapper.lineOf(loops));
+  }
+
+  /// Loop values of the batch loops of a GEMM for batch item `z`.
+  std::vector<int64_t> batchOrigin(int64_t z) const {
+    std::vector<int64_t> loops(k.ranges.size(), 0);
+    for (size_t l = k.ranges.size(); l-- > 0;) {
+      int li = static_cast<int>(l);
+      if (li == k.mLoop || li == k.nLoop || li == k.kLoop)
+        continue;
+      loops[l] = z % k.ranges[l];
+      z /= k.ranges[l];
+    }
+    return loops;
+  }
+
+  /// The 4 texels of `a`'s 4x4 block at `loops` over (row, col): one per
+  /// position along the loop its layout does not pack.
+  void block(unsigned image, const TensorAccess &a, int rowLoop, int colLoop,
+             std::vector<int64_t> loops, std::vector<Read> &reads) const {
+    int packedLoop =
+        a.layout.packedDim() >= 0
+            ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
+            : colLoop;
+    int other = packedLoop == rowLoop ? colLoop : rowLoop;
+    int64_t start = loops[static_cast<size_t>(other)];
+    for (int64_t o = 0; o < 4; ++o) {
+      loops[static_cast<size_t>(other)] = start + o;
+      read(image, a, loops, reads);
+    }
+  }
+
+  void registerGemm(const std::array<int64_t, 3> &item,
+                    std::vector<Read> &reads) const {
+    std::vector<int64_t> loops = batchOrigin(item[2]);
+    loops[static_cast<size_t>(k.mLoop)] = 4 * item[1];
+    loops[static_cast<size_t>(k.nLoop)] = 4 * item[0];
+    unsigned init = static_cast<unsigned>(k.inputs.size());
+    if (k.readsInit)
+      block(init, k.output, k.mLoop, k.nLoop, loops, reads);
+    int64_t steps =
+        std::min(k.ranges[static_cast<size_t>(k.kLoop)] / 4, d.sampledSteps);
+    for (int64_t s = 0; s < steps; ++s) {
+      loops[static_cast<size_t>(k.kLoop)] = 4 * s;
+      block(0, k.inputs[0], k.mLoop, k.kLoop, loops, reads);
+      block(1, k.inputs[1], k.kLoop, k.nLoop, loops, reads);
+    }
+  }
+
+  void localGemm(const std::array<int64_t, 3> &item,
+                 std::vector<Read> &reads) const {
+    // Work-groups of 8x8 work-items over 64x64 tiles of C; 2x2 blocks per
+    // work-item; 16-deep slices of A and B staged cooperatively.
+    constexpr int64_t groupItems = 8, itemBlocks = 2, tileBlocks = 16;
+    int64_t lx = item[0] % groupItems, ly = item[1] % groupItems;
+    int64_t mTile = (item[1] / groupItems) * 4 * tileBlocks;
+    int64_t nTile = (item[0] / groupItems) * 4 * tileBlocks;
+    std::vector<int64_t> loops = batchOrigin(item[2]);
+    size_t m = static_cast<size_t>(k.mLoop), n = static_cast<size_t>(k.nLoop),
+           kk = static_cast<size_t>(k.kLoop);
+    unsigned init = static_cast<unsigned>(k.inputs.size());
+    if (k.readsInit)
+      for (int64_t i = 0; i < itemBlocks; ++i)
+        for (int64_t j = 0; j < itemBlocks; ++j) {
+          loops[m] = mTile + (ly + i * groupItems) * 4;
+          loops[n] = nTile + (lx + j * groupItems) * 4;
+          block(init, k.output, k.mLoop, k.nLoop, loops, reads);
+        }
+    int64_t flat = ly * groupItems + lx;
+    int64_t slices = std::min(k.ranges[kk] / 16, d.sampledSteps);
+    for (int64_t s = 0; s < slices; ++s)
+      for (int64_t r = 0; r < 4; ++r) {
+        int64_t t = flat + r * groupItems * groupItems;
+        int64_t blk = t % tileBlocks, o = (t / tileBlocks) % 4,
+                kblk = t / (tileBlocks * 4);
+        auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
+                         int64_t tileStart, int rowLoop, int colLoop) {
+          std::vector<int64_t> at = loops;
+          at[static_cast<size_t>(tileLoop)] = tileStart + 4 * blk;
+          at[kk] = 16 * s + 4 * kblk;
+          // Texel o of that block.
+          int packedLoop =
+              a.layout.packedDim() >= 0
+                  ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
+                  : colLoop;
+          int other = packedLoop == rowLoop ? colLoop : rowLoop;
+          at[static_cast<size_t>(other)] += o;
+          read(image, a, at, reads);
+        };
+        stage(0, k.inputs[0], k.mLoop, mTile, k.mLoop, k.kLoop);
+        stage(1, k.inputs[1], k.nLoop, nTile, k.kLoop, k.nLoop);
+      }
+  }
+
+  void perOutput(const std::array<int64_t, 3> &item, std::vector<Read> &reads,
+                 int64_t &channelLength) const {
+    const TensorAccess &out = k.output;
+    std::vector<std::vector<int64_t>> elements;
+    if (k.kind == KernelKind::PerElement) {
+      int64_t rest = item[0];
+      std::vector<int64_t> idx(out.shape.size());
+      for (size_t dd = out.shape.size(); dd-- > 0;) {
+        idx[dd] = rest % out.shape[dd];
+        rest /= out.shape[dd];
+      }
+      elements.push_back(idx);
+    } else {
+      for (unsigned ch = 0; ch < fl::kTexelChannels; ++ch)
+        if (auto idx = out.layout.toLogical(
+                out.shape, fl::TexelCoord{item[2], item[1], item[0], ch}))
+          elements.push_back(*idx);
+    }
+    int64_t window = std::min(reductionIterations, d.sampledSteps);
+    unsigned init = static_cast<unsigned>(k.inputs.size());
+    size_t before = reads.size();
+    std::vector<int64_t> loops(k.ranges.size(), 0);
+    for (const std::vector<int64_t> &idx : elements) {
+      for (size_t dd = 0; dd < idx.size(); ++dd)
+        if (out.loopOfDim[dd] >= 0)
+          loops[static_cast<size_t>(out.loopOfDim[dd])] = idx[dd];
+      if (k.readsInit && init == only)
+        reads.push_back(mapper.lineOf(loops));
+      for (int64_t r = 0; r < window; ++r) {
+        // Reduction loops as an odometer, the innermost fastest.
+        int64_t rest = r;
+        for (auto it = reductionLoops.rbegin(); it != reductionLoops.rend();
+             ++it) {
+          size_t l = static_cast<size_t>(*it);
+          loops[l] = rest % k.ranges[l];
+          rest /= k.ranges[l];
+        }
+        for (size_t i = 0; i < k.inputs.size(); ++i)
+          read(static_cast<unsigned>(i), k.inputs[i], loops, reads);
+      }
+      if (channelLength == 0)
+        channelLength = static_cast<int64_t>(reads.size() - before);
+    }
+  }
+
+  const KernelShape &k;
+  const DeviceModel &d;
+  unsigned only;
+  LineMapper mapper;
+  std::vector<int> reductionLoops;
+};
 
 } // namespace
 
-LoopNest fbl::cost::makeLoopNest(std::vector<int64_t> ranges,
-                                 std::vector<bool> reduction,
-                                 const std::vector<int> &outputLoops) {
-  LoopNest nest;
-  nest.ranges = std::move(ranges);
-  nest.reduction = std::move(reduction);
-  size_t r = outputLoops.size();
-  if (r >= 1 && outputLoops[r - 1] >= 0 && !nest.reduction[outputLoops[r - 1]])
-    nest.blockX = outputLoops[r - 1];
-  if (r >= 2 && outputLoops[r - 2] >= 0 && !nest.reduction[outputLoops[r - 2]])
-    nest.blockY = outputLoops[r - 2];
-  for (int l = static_cast<int>(nest.ranges.size()) - 1; l >= 0; --l)
-    if (nest.reduction[l]) {
-      nest.unrolled = l;
-      break;
-    }
-  return nest;
-}
-
-int64_t fbl::cost::numWorkGroups(const LoopNest &nest, int64_t wgX,
-                                 int64_t wgY) {
-  int64_t groups = 1;
-  for (int l = 0, e = static_cast<int>(nest.ranges.size()); l < e; ++l) {
-    if (nest.reduction[l])
-      continue;
-    if (l == nest.blockX)
-      groups *= ceilDiv(steps(nest, l), wgX);
-    else if (l == nest.blockY)
-      groups *= ceilDiv(steps(nest, l), wgY);
-    else
-      groups *= nest.ranges[l];
+std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
+  switch (k.kind) {
+  case KernelKind::PerTexel: {
+    fl::Extents e = k.output.layout.extents(k.output.shape);
+    return {e.width, e.height, e.layers};
   }
-  return groups;
-}
-
-AccessCost fbl::cost::readCost(const LoopNest &nest, const TensorAccess &access,
-                               int64_t wgX, int64_t wgY,
-                               const CacheGeometry &cache,
-                               const CostWeights &weights) {
-  const int numLoops = static_cast<int>(nest.ranges.size());
-  // Work-items along each blocked loop, clipped to the loop's blocks.
-  int64_t itemsX =
-      nest.blockX >= 0 ? std::min(wgX, steps(nest, nest.blockX)) : 1;
-  int64_t itemsY =
-      nest.blockY >= 0 ? std::min(wgY, steps(nest, nest.blockY)) : 1;
-  // Reduction iteration points, outer loops by 1, the unrolled one by 4.
-  std::vector<int> redLoops;
-  int64_t redSteps = 1;
-  for (int l = 0; l < numLoops; ++l)
-    if (nest.reduction[l]) {
-      redLoops.push_back(l);
-      redSteps *= steps(nest, l);
+  case KernelKind::PerElement:
+    return {fl::Layout::product(k.output.shape), 1, 1};
+  case KernelKind::RegisterTiledGemm:
+  case KernelKind::LocalTiledGemm: {
+    int64_t batch = 1;
+    for (size_t l = 0; l < k.ranges.size(); ++l) {
+      int li = static_cast<int>(l);
+      if (li != k.mLoop && li != k.nLoop && li != k.kLoop)
+        batch *= k.ranges[l];
     }
-  // Long reductions repeat the same pattern: simulate a prefix and scale.
-  const int64_t maxSimulated = 512;
-  int64_t simulated = std::min(redSteps, maxSimulated);
-
-  TextureCache tc(cache);
-  AccessCost total;
-  std::vector<int64_t> loopBase(numLoops, 0);
-  std::vector<int64_t> lo(access.shape.size()), hi(access.shape.size());
-  std::set<std::tuple<int64_t, int64_t, int64_t>> texels;
-  for (int64_t s = 0; s < simulated; ++s) {
-    // Decode the reduction step into loop positions.
-    int64_t rest = s;
-    for (auto it = redLoops.rbegin(); it != redLoops.rend(); ++it) {
-      int64_t n = steps(nest, *it);
-      loopBase[*it] = (rest % n) * (*it == nest.unrolled ? 4 : 1);
-      rest /= n;
-    }
-    for (int64_t iy = 0; iy < itemsY; ++iy)
-      for (int64_t ix = 0; ix < itemsX; ++ix) {
-        if (nest.blockX >= 0)
-          loopBase[nest.blockX] = ix * 4;
-        if (nest.blockY >= 0)
-          loopBase[nest.blockY] = iy * 4;
-        // The element box this work-item reads at this step.
-        bool empty = false;
-        for (size_t d = 0; d < access.shape.size(); ++d) {
-          int l = access.loopOfDim[d];
-          int64_t extent =
-              (l == nest.blockX || l == nest.blockY || l == nest.unrolled) ? 4
-                                                                           : 1;
-          lo[d] = l >= 0 ? loopBase[l] : 0;
-          hi[d] = std::min(lo[d] + extent, access.shape[d]);
-          empty |= lo[d] >= hi[d];
-        }
-        if (empty)
-          continue;
-        texels.clear();
-        int64_t elements = 0;
-        // Odometer over the box [lo, hi).
-        std::vector<int64_t> idx(lo.begin(), lo.end());
-        while (true) {
-          layout::TexelCoord c = access.layout.toTexel(access.shape, idx);
-          texels.insert({c.layer, c.y, c.x});
-          ++elements;
-          size_t d = idx.size();
-          while (d-- > 0) {
-            if (++idx[d] < hi[d])
-              break;
-            idx[d] = lo[d];
-          }
-          if (d == SIZE_MAX)
-            break;
-        }
-        total.elements += elements;
-        total.fetches += static_cast<int64_t>(texels.size());
-        for (const auto &[layer, y, x] : texels)
-          total.misses += tc.access(layout::TexelCoord{layer, y, x, 0});
-      }
+    int64_t per = k.kind == KernelKind::LocalTiledGemm ? 8 : 4;
+    return {k.ranges[static_cast<size_t>(k.nLoop)] / per,
+            k.ranges[static_cast<size_t>(k.mLoop)] / per, batch};
   }
-  double scale = static_cast<double>(redSteps) /
-                 static_cast<double>(simulated) *
-                 static_cast<double>(numWorkGroups(nest, wgX, wgY));
-  total.fetches = static_cast<int64_t>(total.fetches * scale);
-  total.misses = static_cast<int64_t>(total.misses * scale);
-  total.elements = static_cast<int64_t>(total.elements * scale);
-  total.cost = total.fetches * weights.fetch + total.misses * weights.miss;
-  return total;
+  }
+  return {1, 1, 1};
 }
 
-AccessCost fbl::cost::writeCost(const TensorAccess &access,
-                                const CostWeights &weights) {
-  AccessCost c;
-  layout::Extents e = access.layout.extents(access.shape);
-  c.fetches = access.layout.isBuffer() ? ceilDiv(e.elements(), 4) : e.texels();
-  c.elements = layout::Layout::product(access.shape);
-  c.cost = c.fetches * weights.write;
+std::array<int64_t, 3>
+fbl::cost::workgroupFor(const std::array<int64_t, 3> &items,
+                        const std::array<int64_t, 2> &preferred) {
+  std::array<int64_t, 3> wg = {1, 1, 1};
+  for (unsigned d = 0; d < 2; ++d) {
+    int64_t pow2 = 1;
+    while (pow2 < items[d])
+      pow2 *= 2;
+    wg[d] = std::min(preferred[d], pow2);
+  }
+  return wg;
+}
+
+namespace {
+/// The launch geometry of a kernel.
+struct Launch {
+  std::array<int64_t, 3> items, wg, groups;
+  int64_t totalGroups, wgItems;
+  Launch(const KernelShape &k, const DeviceModel &device) {
+    items = gridOf(k);
+    wg = k.kind == KernelKind::LocalTiledGemm
+             ? std::array<int64_t, 3>{8, 8, 1}
+             : workgroupFor(items, device.preferredWorkgroup);
+    groups = {ceilDiv(items[0], wg[0]), ceilDiv(items[1], wg[1]), items[2]};
+    totalGroups = groups[0] * groups[1] * groups[2];
+    wgItems = wg[0] * wg[1] * wg[2];
+  }
+};
+
+/// Loop iterations of `k`'s reduction nest.
+int64_t reductionIterations(const KernelShape &k) {
+  int64_t n = 1;
+  for (size_t l = 0; l < k.ranges.size(); ++l)
+    if (k.reduction[l])
+      n *= k.ranges[l];
+  return n;
+}
+} // namespace
+
+ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
+                             const DeviceModel &device) {
+  ReadCost c;
+  Launch launch(k, device);
+  bool init = input == k.inputs.size();
+  // Exact fetches.
+  switch (k.kind) {
+  case KernelKind::PerTexel:
+  case KernelKind::PerElement:
+    c.fetches = fl::Layout::product(k.output.shape) *
+                (init ? 1 : reductionIterations(k));
+    break;
+  case KernelKind::RegisterTiledGemm:
+  case KernelKind::LocalTiledGemm: {
+    bool local = k.kind == KernelKind::LocalTiledGemm;
+    int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
+    int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
+    c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
+    break;
+  }
+  }
+  // Each read shares the cache with the kernel's others: simulate it alone
+  // with its share.
+  unsigned numReads =
+      static_cast<unsigned>(k.inputs.size()) + (k.readsInit ? 1 : 0);
+  DeviceModel share = device;
+  share.cache.bytes = std::max<int64_t>(
+      device.cache.bytes / std::max(1u, numReads),
+      device.cache.lineTexels() * device.cache.texelBytes * device.cache.ways);
+  Tracer tracer(k, device, input);
+
+  // The sample: compute unit 0's resident work-groups.
+  const target::ExecutionModel &x = device.execution;
+  int64_t units = std::max<int64_t>(1, x.computeUnits);
+  int64_t resident = std::max<int64_t>(1, x.residentItems / launch.wgItems);
+  int64_t budget = std::max<int64_t>(1, device.sampledItems / launch.wgItems);
+  int64_t sampled =
+      std::min({resident, budget, ceilDiv(launch.totalGroups, units)});
+  // Every sampled work-item's reads, one after the other.
+  std::vector<Read> reads;
+  std::vector<size_t> starts;
+  int64_t channelLength = 0;
+  for (int64_t j = 0; j < sampled; ++j) {
+    int64_t g = j * units;
+    std::array<int64_t, 3> gid = {g % launch.groups[0],
+                                  (g / launch.groups[0]) % launch.groups[1],
+                                  g / (launch.groups[0] * launch.groups[1])};
+    for (int64_t lz = 0; lz < launch.wg[2]; ++lz)
+      for (int64_t ly = 0; ly < launch.wg[1]; ++ly)
+        for (int64_t lx = 0; lx < launch.wg[0]; ++lx) {
+          std::array<int64_t, 3> item = {gid[0] * launch.wg[0] + lx,
+                                         gid[1] * launch.wg[1] + ly,
+                                         gid[2] * launch.wg[2] + lz};
+          if (item[0] >= launch.items[0] || item[1] >= launch.items[1] ||
+              item[2] >= launch.items[2])
+            continue;
+          starts.push_back(reads.size());
+          tracer.trace(item, reads, channelLength);
+        }
+  }
+  // Work-items in issue order, one read each per round: waves issue in
+  // lockstep and in turn.
+  TextureCache cache(share.cache);
+  starts.push_back(reads.size());
+  size_t longest = 0;
+  for (size_t t = 0; t + 1 < starts.size(); ++t)
+    longest = std::max(longest, starts[t + 1] - starts[t]);
+  int64_t sampledReads = 0, sampledMisses = 0, firstChannelMisses = 0;
+  bool flushBetweenChannels = false;
+  for (size_t pos = 0; pos < longest; ++pos) {
+    // A reduction cut to its window re-reads, channel after channel, what a
+    // full one would have evicted when its footprint outgrows the cache.
+    if (channelLength > 0 && pos > 0 &&
+        pos % static_cast<size_t>(channelLength) == 0) {
+      if (pos == static_cast<size_t>(channelLength))
+        flushBetweenChannels =
+            tracer.reductionIterations > device.sampledSteps &&
+            static_cast<double>(firstChannelMisses) *
+                    static_cast<double>(tracer.reductionIterations) /
+                    static_cast<double>(device.sampledSteps) >
+                static_cast<double>(share.cache.numLines());
+      if (flushBetweenChannels)
+        cache.flush();
+    }
+    for (size_t t = 0; t + 1 < starts.size(); ++t) {
+      if (starts[t] + pos >= starts[t + 1])
+        continue;
+      const Read &r = reads[starts[t] + pos];
+      bool miss = cache.access(r.line, r.set);
+      ++sampledReads;
+      sampledMisses += miss;
+      if (channelLength > 0 && pos < static_cast<size_t>(channelLength))
+        firstChannelMisses += miss;
+    }
+  }
+  double rate = sampledReads ? static_cast<double>(sampledMisses) /
+                                   static_cast<double>(sampledReads)
+                             : 0.0;
+  c.misses = static_cast<int64_t>(rate * static_cast<double>(c.fetches) + 0.5);
   return c;
 }
 
-AccessCost fbl::cost::relayoutCost(const std::vector<int64_t> &shape,
-                                   const layout::Layout &from,
-                                   const layout::Layout &to, int64_t wgX,
-                                   int64_t wgY, const CacheGeometry &cache,
-                                   const CostWeights &weights) {
-  int rank = static_cast<int>(shape.size());
-  std::vector<int> loops(rank);
-  for (int d = 0; d < rank; ++d)
-    loops[d] = d;
-  LoopNest nest = makeLoopNest(shape, std::vector<bool>(rank, false), loops);
-  AccessCost c = readCost(nest, TensorAccess{shape, loops, from}, wgX, wgY,
-                          cache, weights);
-  c += writeCost(TensorAccess{shape, loops, to}, weights);
+KernelCost fbl::cost::launchCost(const KernelShape &k,
+                                 const std::vector<ReadCost> &reads,
+                                 const DeviceModel &device) {
+  KernelCost c;
+  c.launches = 1;
+  Launch launch(k, device);
+  for (const ReadCost &r : reads) {
+    c.fetches += r.fetches;
+    c.misses += r.misses;
+  }
+  // Gathers: a fetch and a miss each (data-dependent places, no reuse).
+  int64_t elements = fl::Layout::product(k.output.shape);
+  int64_t gathers = elements * reductionIterations(k) * k.gathersPerIteration;
+  c.fetches += gathers;
+  c.misses += gathers;
+  switch (k.kind) {
+  case KernelKind::PerTexel:
+    c.writes = k.output.layout.extents(k.output.shape).texels();
+    break;
+  case KernelKind::PerElement:
+    c.writes = ceilDiv(elements, 4);
+    break;
+  case KernelKind::RegisterTiledGemm:
+  case KernelKind::LocalTiledGemm:
+    c.writes = elements / 4;
+    break;
+  }
+  const target::ExecutionModel &x = device.execution;
+  int64_t busy =
+      std::min(std::max<int64_t>(1, x.computeUnits), launch.totalGroups);
+  c.timeNs = static_cast<double>(x.launchNs) +
+             (static_cast<double>(c.fetches) * x.fetchPs +
+              static_cast<double>(c.misses) * x.missPs +
+              static_cast<double>(c.writes) * x.writePs) /
+                 1000.0 / static_cast<double>(busy);
   return c;
+}
+
+KernelCost fbl::cost::kernelCost(const KernelShape &k,
+                                 const DeviceModel &device) {
+  std::vector<ReadCost> reads;
+  for (unsigned i = 0; i < k.inputs.size(); ++i)
+    reads.push_back(readCost(k, i, device));
+  if (k.readsInit)
+    reads.push_back(
+        readCost(k, static_cast<unsigned>(k.inputs.size()), device));
+  return launchCost(k, reads, device);
+}
+
+KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,
+                                      const fl::Layout &from,
+                                      const fl::Layout &to) {
+  KernelShape k;
+  k.kind = to.isBuffer() ? KernelKind::PerElement : KernelKind::PerTexel;
+  k.ranges = shape;
+  k.reduction.assign(shape.size(), false);
+  std::vector<int> loops(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    loops[d] = static_cast<int>(d);
+  k.output = {shape, loops, to};
+  k.inputs.push_back({shape, loops, from});
+  return k;
 }

@@ -10,7 +10,9 @@
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<12x16xf32, #fbl.channel_packed<packed = 0>>
 // CHECK-SAME:    %[[C:[^:]+]]: tensor<8x16xf32, #fbl.channel_packed<packed = 1>>
 // CHECK:         %[[OUT:.+]] = tensor.empty() : tensor<8x16xf32, #fbl.channel_packed<packed = 1>>
-// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] {
+// The cost model's estimate of the kernel: 8 work-items each read 3 k-steps
+// x (4 texels of A + 4 of B) and C's 4 texels, and write 4.
+// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] attributes {fbl.estimate = {fetches = 224 : i64, misses = {{[0-9]+}} : i64, time_ns = {{.*}} : f64, writes = 32 : i64}} {
 // CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[X:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[Y:.+]] = fbl.work_item_id 1
@@ -63,7 +65,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<64x16xf32
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<16x64xf32
 // CHECK-SAME:    %[[C:[^:]+]]: tensor<64x64xf32
-// CHECK:         fbl.dispatch @k0_gemm_local ins(%[[A]], %[[B]], %[[C]] : {{.*}}) grid [8, 8, 1] workgroup [8, 8, 1] {
+// CHECK:         fbl.dispatch @k0_gemm_local ins(%[[A]], %[[B]], %[[C]] : {{.*}}) grid [8, 8, 1] workgroup [8, 8, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[ATILE:.+]] = memref.alloca() : memref<4x4x16xvector<4xf32>, 3>
 // CHECK-NEXT:      %[[BTILE:.+]] = memref.alloca() : memref<4x4x16xvector<4xf32>, 3>
@@ -113,7 +115,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
 // CHECK-LABEL: func.func @bias_tanh(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<8xf32
-// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[B]] : {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] {
+// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[B]] : {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[TX:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[TY:.+]] = fbl.work_item_id 1
@@ -161,7 +163,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-LABEL: func.func @row_sum(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[INIT:[^:]+]]: tensor<4xf32
-// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[INIT]] : {{.*}}) grid [1, 1, 1] workgroup [1, 1, 1] {
+// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[INIT]] : {{.*}}) grid [1, 1, 1] workgroup [1, 1, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KINIT:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK:             %[[CH0:.+]] = scf.if %{{.+}} -> (f32) {
 // CHECK:               %[[IT:.+]] = fbl.load_texel %[[KINIT]][
@@ -201,7 +203,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-LABEL: func.func @relayout(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
 // CHECK-NOT:     tensor.empty() : tensor<4x8xf32>
-// CHECK:         fbl.dispatch @k0_relayout ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, #fbl.channel_packed<packed = 0>>) grid [8, 1, 1] workgroup [8, 1, 1] {
+// CHECK:         fbl.dispatch @k0_relayout ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, #fbl.channel_packed<packed = 0>>) grid [8, 1, 1] workgroup [8, 1, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-COUNT-4:     fbl.load_texel %[[KX]][
 // CHECK:             vector.from_elements
@@ -223,7 +225,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // CHECK-LABEL: func.func @slice(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<8x12xf32
-// CHECK:         fbl.dispatch @k0_slice ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] {
+// CHECK:         fbl.dispatch @k0_slice ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK:             scf.if %{{.+}} -> (f32) {
 // CHECK-NEXT:          %[[OFF0:.+]] = arith.constant 2 : index
@@ -250,7 +252,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-LABEL: func.func @insert_slice(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[D:[^:]+]]: tensor<8x12xf32
-// CHECK:         fbl.dispatch @k0_slice ins(%[[X]], %[[D]] : {{.*}}) grid [4, 8, 1] workgroup [4, 8, 1] {
+// CHECK:         fbl.dispatch @k0_slice ins(%[[X]], %[[D]] : {{.*}}) grid [4, 8, 1] workgroup [4, 8, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KD:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK:             arith.cmpi sge
 // CHECK:             arith.cmpi slt
@@ -278,7 +280,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-SAME:    %[[G:[^:]+]]: tensor<5x4xf32
 // CHECK-SAME:    %[[IDS:[^:]+]]: tensor<5xi64, #fbl.buffer>
 // CHECK-SAME:    %[[INIT:[^:]+]]: tensor<6x4xf32, #fbl.buffer>
-// CHECK:         fbl.dispatch @k0_scatter ins(%[[INIT]], %[[IDS]], %[[G]] : {{.*}}) outs(%{{.+}} : tensor<6x4xf32, #fbl.buffer>) grid [4, 1, 1] workgroup [4, 1, 1] {
+// CHECK:         fbl.dispatch @k0_scatter ins(%[[INIT]], %[[IDS]], %[[G]] : {{.*}}) outs(%{{.+}} : tensor<6x4xf32, #fbl.buffer>) grid [4, 1, 1] workgroup [4, 1, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KINIT:arg[0-9]+]]: {{.*}}, %[[KIDS:arg[0-9]+]]: {{.*}}, %[[KG:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[COL:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[NCOLS:.+]] = arith.constant 4 : index

@@ -1,10 +1,10 @@
-//===- CostModelTest.cpp - Tests of the texture-cache cost model ----------===//
+//===- CostModelTest.cpp - Tests of the kernel cost model -----------------===//
 //
-// Counts the model must get exactly on small kernels (fetches of whole and
-// strided texels, writes, compulsory misses), and the orderings the layout
-// passes rely on: strided reads cost more than whole-texel reads, a cache
-// too small for a work-group's footprint misses more, relayouts cost a read
-// and a write of the tensor.
+// Counts the model must get exactly (fetches and writes of each kernel
+// family, misses of a copy whose lines are all used once), and the
+// orderings selection relies on: a cache too small for the footprint misses
+// more, more compute units take less time, the sample does not grow with
+// the tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,108 +18,138 @@ using layout::Layout;
 
 namespace {
 
-/// C[m, n] += A[m, k] * B[k, n] over loops (m, n, k).
-struct Matmul {
-  int64_t m, n, k;
-  LoopNest nest() const {
-    return makeLoopNest({m, n, k}, {false, false, true}, {0, 1});
-  }
-  TensorAccess a(Layout l) const { return {{m, k}, {0, 2}, l}; }
-  TensorAccess b(Layout l) const { return {{k, n}, {2, 1}, l}; }
-  TensorAccess c(Layout l) const { return {{m, n}, {0, 1}, l}; }
-};
-
-CacheGeometry bigCache() { return {4, 2, 1 << 20, 8, 16}; }
-
-TEST(CostModelTest, LoopNestBlocksTheOutputsLastTwoDims) {
-  LoopNest nest = Matmul{64, 32, 16}.nest();
-  EXPECT_EQ(nest.blockX, 1);
-  EXPECT_EQ(nest.blockY, 0);
-  EXPECT_EQ(nest.unrolled, 2);
-  // 32 / 4 = 8 blocks along n in groups of 8, 64 / 4 = 16 along m in 8s.
-  EXPECT_EQ(numWorkGroups(nest, 8, 8), 1 * 2);
+/// One compute unit with a cache big enough for anything here, 8x8
+/// work-groups, all of them resident.
+DeviceModel bigDevice() {
+  DeviceModel d;
+  d.cache = {4, 2, 1 << 20, 8, 16};
+  d.execution = target::kDefaultExecution;
+  d.execution.computeUnits = 1;
+  d.execution.residentItems = 1 << 20;
+  d.preferredWorkgroup = {8, 8};
+  return d;
 }
 
-TEST(CostModelTest, WholeTexelReadsOfAMatmul) {
-  Matmul mm{32, 32, 32};
-  // A packed along k: a work-item reads 4 rows x 1 texel per k-step of 4.
-  AccessCost a =
-      readCost(mm.nest(), mm.a(Layout::channelPacked(2, 1)), 8, 8, bigCache());
-  // 64 work-items x 8 k-steps x 4 texels, one work-group.
-  EXPECT_EQ(a.fetches, 64 * 8 * 4);
-  EXPECT_EQ(a.elements, 64 * 8 * 16);
-  // Packed along m instead: still whole texels (transposed in registers).
-  AccessCost at =
-      readCost(mm.nest(), mm.a(Layout::channelPacked(2, 0)), 8, 8, bigCache());
-  EXPECT_EQ(at.fetches, a.fetches);
-  // Compulsory misses: every line of A once (32 x 8 texels in 4x2 lines).
-  EXPECT_EQ(a.misses, 32 * 8 / 8);
+/// C[m, n] (+)= A[m, k] * B[k, n] over loops (m, n, k).
+KernelShape matmul(int64_t m, int64_t n, int64_t k, Layout a, Layout b,
+                   Layout c, KernelKind kind) {
+  KernelShape s;
+  s.kind = kind;
+  s.ranges = {m, n, k};
+  s.reduction = {false, false, true};
+  s.output = {{m, n}, {0, 1}, c};
+  s.inputs = {{{m, k}, {0, 2}, a}, {{k, n}, {2, 1}, b}};
+  s.mLoop = 0;
+  s.nLoop = 1;
+  s.kLoop = 2;
+  return s;
 }
 
-TEST(CostModelTest, StridedReadsFetchOneUsefulElementPerTexel) {
-  // An elementwise kernel over [8, 64] reading x through a broadcast of its
-  // rows: x[m] read per output row. Packed along m, 4 rows share a texel
-  // but each work-item row block covers them: whole. Against a batch loop
-  // that is not blocked, packing along it wastes 3 of 4 channels.
-  LoopNest nest = makeLoopNest({3, 8, 16}, {false, false, false}, {0, 1, 2});
-  // Tensor [3, 16] indexed by (loop 0, loop 2); loop 0 is not blocked.
-  TensorAccess packedBatch{{3, 16}, {0, 2}, Layout::channelPacked(2, 0)};
-  TensorAccess packedCols{{3, 16}, {0, 2}, Layout::channelPacked(2, 1)};
-  AccessCost strided = readCost(nest, packedBatch, 8, 8, bigCache());
-  AccessCost whole = readCost(nest, packedCols, 8, 8, bigCache());
-  EXPECT_EQ(strided.elements, whole.elements);
-  EXPECT_EQ(strided.fetches, 4 * whole.fetches);
-  EXPECT_GT(strided.cost, whole.cost);
+/// out[i, j] = x[i, j] (+ y[i, j]) over loops (i, j): a per-texel kernel.
+KernelShape elementwise(int64_t rows, int64_t cols, Layout out,
+                        std::vector<Layout> ins) {
+  KernelShape s;
+  s.ranges = {rows, cols};
+  s.reduction = {false, false};
+  s.output = {{rows, cols}, {0, 1}, out};
+  for (const Layout &l : ins)
+    s.inputs.push_back({{rows, cols}, {0, 1}, l});
+  return s;
 }
 
-TEST(CostModelTest, SmallCachesMissMore) {
-  Matmul mm{128, 128, 256};
-  Layout cp = Layout::channelPacked(2, 1);
-  CacheGeometry tiny{4, 2, 4 * 2 * 16 * 2 * 2, 2, 16}; // 4 lines
-  AccessCost big = readCost(mm.nest(), mm.a(cp), 8, 8, bigCache());
-  AccessCost small = readCost(mm.nest(), mm.a(cp), 8, 8, tiny);
-  EXPECT_EQ(big.fetches, small.fetches);
-  EXPECT_GT(small.misses, big.misses);
+TEST(CostModelTest, RegisterTiledGemmCountsAreExact) {
+  Layout packedK = Layout::channelPacked(2, 1);
+  KernelShape s = matmul(32, 32, 32, packedK, packedK, packedK,
+                         KernelKind::RegisterTiledGemm);
+  EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{8, 8, 1}));
+  KernelCost c = kernelCost(s, bigDevice());
+  // 64 work-items x 8 k-steps x (4 texels of A + 4 of B).
+  EXPECT_EQ(c.fetches, 64 * 8 * 8);
+  // C's 32 x 32 elements as texels.
+  EXPECT_EQ(c.writes, 32 * 32 / 4);
+  EXPECT_EQ(c.launches, 1);
+  // Reading C's initial value adds its 4 texels per work-item.
+  s.readsInit = true;
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches, 64 * 8 * 8 + 64 * 4);
 }
 
-TEST(CostModelTest, FootprintShapeMatters) {
-  // Reading A's 4 rows x 1 texel per step: lines 1 texel wide and 8 tall fit
-  // the footprint; lines 8 wide and 1 tall waste 7/8 of each fill unless the
-  // next steps reuse them before eviction.
-  Matmul mm{64, 64, 512};
-  Layout cp = Layout::channelPacked(2, 1);
-  CacheGeometry tall{1, 8, 8 * 16 * 4, 4, 16}; // 4 lines
-  CacheGeometry wide{8, 1, 8 * 16 * 4, 4, 16};
-  AccessCost t = readCost(mm.nest(), mm.a(cp), 8, 8, tall);
-  AccessCost w = readCost(mm.nest(), mm.a(cp), 8, 8, wide);
-  EXPECT_LT(t.misses, w.misses);
+TEST(CostModelTest, LocalTiledGemmReadsEachTexelOncePerGroup) {
+  Layout packedK = Layout::channelPacked(2, 1);
+  KernelShape s = matmul(128, 128, 64, packedK, packedK, packedK,
+                         KernelKind::LocalTiledGemm);
+  EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{16, 16, 1}));
+  KernelCost c = kernelCost(s, bigDevice());
+  // 4 groups; each stages its 64-row slice of A and 64-column slice of B
+  // once: (64 x 64 / 4) texels of each.
+  EXPECT_EQ(c.fetches, 4 * 2 * (64 * 64 / 4));
+  // Every texel the sample reads lies in a line no one read before, or in
+  // one that a neighbour in the same line did: at most one miss per line.
+  EXPECT_LE(c.misses, c.fetches / 8 + 1);
 }
 
-TEST(CostModelTest, WritesCountTexels) {
-  Matmul mm{6, 10, 4};
-  AccessCost w = writeCost(mm.c(Layout::channelPacked(2, 1)));
-  EXPECT_EQ(w.fetches, 6 * 3);
-  AccessCost wb = writeCost(mm.c(Layout::buffer(2)));
-  EXPECT_EQ(wb.fetches, 15); // 60 floats as float4 stores
+TEST(CostModelTest, PerTexelKernelsLoadOneElementPerChannel) {
+  Layout l = Layout::channelPacked(2, 1);
+  KernelCost c = kernelCost(elementwise(8, 64, l, {l, l}), bigDevice());
+  EXPECT_EQ(c.fetches, 2 * 8 * 64);
+  EXPECT_EQ(c.writes, 8 * 64 / 4);
 }
 
-TEST(CostModelTest, RelayoutReadsAndWritesTheTensor) {
-  std::vector<int64_t> shape = {64, 64};
-  Layout cp = Layout::channelPacked(2, 1), cpt = Layout::channelPacked(2, 0);
-  AccessCost c = relayoutCost(shape, cp, cpt, 8, 8, bigCache());
-  // 1024 texels read once (whole texels, transposed in registers) and 1024
-  // written.
-  EXPECT_EQ(c.fetches, 1024 + 1024);
-  EXPECT_EQ(c.misses, 1024 / 8);
-  EXPECT_GT(c.cost, 2048);
+TEST(CostModelTest, ReductionsLoadEveryIteration) {
+  // y[i] = sum_k x[i, k], one work-item per texel of y (4 rows).
+  KernelShape s;
+  s.ranges = {8, 64};
+  s.reduction = {false, true};
+  s.output = {{8}, {0}, Layout::channelPacked(1, 0)};
+  s.inputs = {{{8, 64}, {0, 1}, Layout::channelPacked(2, 1)}};
+  KernelCost c = kernelCost(s, bigDevice());
+  EXPECT_EQ(c.fetches, 8 * 64);
+  EXPECT_EQ(c.writes, 2);
 }
 
-TEST(CostModelTest, LongReductionsAreScaled) {
-  Matmul shortK{32, 32, 64}, longK{32, 32, 64 * 1024};
-  Layout cp = Layout::channelPacked(2, 1);
-  AccessCost s = readCost(shortK.nest(), shortK.a(cp), 8, 8, bigCache());
-  AccessCost l = readCost(longK.nest(), longK.a(cp), 8, 8, bigCache());
-  EXPECT_EQ(l.fetches, s.fetches * 1024);
+TEST(CostModelTest, CopyMissesOncePerLine) {
+  // A 64 x 64 copy in one layout: the 4 channels of an output texel read
+  // the same input texel, and 4x2-texel lines are each filled once.
+  Layout l = Layout::channelPacked(2, 1);
+  KernelCost c = kernelCost(relayoutKernel({64, 64}, l, l), bigDevice());
+  EXPECT_EQ(c.fetches, 64 * 64);
+  EXPECT_EQ(c.writes, 64 * 16);
+  EXPECT_EQ(c.misses, 64 * 16 / 8);
+}
+
+TEST(CostModelTest, ASmallCacheMissesMore) {
+  Layout rows = Layout::channelPacked(2, 1), cols = Layout::channelPacked(2, 0);
+  KernelShape s = relayoutKernel({256, 256}, cols, rows);
+  DeviceModel big = bigDevice(), small = bigDevice();
+  small.cache = {4, 2, 4 * 8 * 16 * 2, 2, 16}; // 4 lines
+  EXPECT_GT(kernelCost(s, small).misses, kernelCost(s, big).misses);
+}
+
+TEST(CostModelTest, ComputeUnitsShareTheWork) {
+  Layout l = Layout::channelPacked(2, 1);
+  KernelShape s = elementwise(256, 256, l, {l});
+  DeviceModel one = bigDevice(), many = bigDevice();
+  many.execution.computeUnits = 8;
+  double launch = static_cast<double>(one.execution.launchNs);
+  EXPECT_NEAR(kernelCost(s, many).timeNs - launch,
+              (kernelCost(s, one).timeNs - launch) / 8, 1.0);
+}
+
+TEST(CostModelTest, TheSampleDoesNotGrowWithTheTensor) {
+  // The same kernel at two sizes: fetches scale with the tensor, the miss
+  // rate comes from the same fixed sample.
+  Layout l = Layout::channelPacked(2, 1);
+  KernelCost small = kernelCost(elementwise(512, 512, l, {l}), bigDevice());
+  KernelCost large = kernelCost(elementwise(4096, 4096, l, {l}), bigDevice());
+  EXPECT_EQ(large.fetches, small.fetches * 64);
+  EXPECT_NEAR(static_cast<double>(large.misses) / large.fetches,
+              static_cast<double>(small.misses) / small.fetches, 1e-6);
+}
+
+TEST(CostModelTest, WorkgroupsClampToTheGrid) {
+  EXPECT_EQ(workgroupFor({3, 100, 2}, {16, 8}),
+            (std::array<int64_t, 3>{4, 8, 1}));
+  EXPECT_EQ(workgroupFor({64, 64, 1}, {16, 8}),
+            (std::array<int64_t, 3>{16, 8, 1}));
 }
 
 } // namespace

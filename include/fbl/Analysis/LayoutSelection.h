@@ -37,7 +37,7 @@ struct LayoutPlan {
   llvm::DenseMap<Value, Attribute> valueLayout;
   /// Layout each tensor use reads (differs from the value's: a relayout).
   llvm::DenseMap<OpOperand *, Attribute> readLayout;
-  /// Estimated cost of the function under the plan.
+  /// Estimated time (ns) of the function's kernels under the plan.
   double cost = 0.0;
 };
 
@@ -46,8 +46,8 @@ struct LayoutPlan {
 FailureOr<LayoutPlan> selectLayouts(func::FuncOp func, LayoutPolicy policy,
                                     OpCostModel &costs);
 
-/// Estimated cost of `func` as its types and ops are now: every op's reads
-/// and writes in the layouts its types carry, relayouts, views for free.
+/// Estimated time (ns) of `func` as its types and ops are now: every op's
+/// kernel in the layouts its types carry, relayouts, views for free.
 double estimateCost(func::FuncOp func, OpCostModel &costs);
 
 } // namespace mlir::fbl

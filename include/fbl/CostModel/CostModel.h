@@ -1,17 +1,19 @@
-//===- CostModel.h - Texel fetches and texture-cache misses -----*- C++ -*-===//
+//===- CostModel.h - What an emitted kernel costs on image layouts -*- C++
+//-*-===//
 //
-// Estimates what a kernel costs on an image layout: the texel fetches it
-// issues and the misses of a set-associative texture cache whose lines cover
-// 2D blocks of texels, from a trace of the texel coordinates one work-group
-// reads, computed with the layout algebra. No MLIR: kernels are described by
-// their loop nest and the loop each tensor dim is indexed by.
+// Estimates the texel fetches, texture-cache misses, writes and time of one
+// launch of a kernel as fbl emits it. No MLIR: a kernel is described by a
+// KernelShape, which fbl/CostModel/KernelPlan.h builds with the same
+// decisions fbl-lower-to-kernels takes (kernel family, work-items,
+// work-group, what each work-item reads in which order).
 //
-// The kernel model is fbl's (and MNN's) image kernel: every work-item
-// computes a 4x4 block over the two loops that index the output's last two
-// dims, walks the innermost reduction loop 4 at a time, and reads whole
-// texels, transposing 4x4 blocks in registers when an operand is packed
-// along the other dim. Work-groups have the target's preferred 2D size.
-// Assumptions are documented in docs/CostModel.md.
+// Fetches and writes are exact, by arithmetic over the kernel's loops.
+// Misses come from a fixed-size sample: the work-groups that share compute
+// unit 0's cache at one time (issued in order, every `computeUnits`-th
+// group), their work-items interleaved a wave at a time, over a bounded
+// window of reduction steps; the sample's miss rate times the exact fetches
+// gives the misses. The sample's size does not depend on tensor extents, so
+// neither does the cost of asking. docs/CostModel.md states the assumptions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +21,9 @@
 #define FBL_COSTMODEL_COSTMODEL_H
 
 #include "fbl/Layout/Layout.h"
+#include "fbl/Layout/TargetDescription.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -40,71 +44,112 @@ struct CacheGeometry {
   }
 };
 
-/// Weights turning counts into one estimated cost (in texel-fetch units).
-struct CostWeights {
-  double fetch = 1.0; ///< a texel read that hits
-  double write = 1.0; ///< a texel written
-  double miss = 8.0;  ///< a line fill from the next level
+/// What the model needs of a target.
+struct DeviceModel {
+  CacheGeometry cache;
+  target::ExecutionModel execution = target::kDefaultExecution;
+  std::array<int64_t, 2> preferredWorkgroup = {8, 8};
+  /// Sample bounds: work-items simulated per kernel, and reduction steps
+  /// (GEMM k-steps, or iterations of a generic kernel's reduction nest).
+  int64_t sampledItems = 256;
+  int64_t sampledSteps = 8;
+
+  static DeviceModel of(const target::TargetDescription &t);
 };
 
-/// The loop nest of a kernel.
-struct LoopNest {
-  std::vector<int64_t> ranges;
-  std::vector<bool> reduction;
-  /// Loops a work-item blocks by 4 (x then y); -1 when absent.
-  int blockX = -1, blockY = -1;
-  /// The reduction loop walked 4 at a time; -1 when absent.
-  int unrolled = -1;
+/// The kernel families of fbl-lower-to-kernels.
+enum class KernelKind {
+  /// One work-item per output texel; each of its 4 channels maps back to a
+  /// logical index and runs the reduction nest, loading one element of each
+  /// input per iteration (generic ops, copies, relayouts).
+  PerTexel,
+  /// One work-item per output element (outputs in buffers).
+  PerElement,
+  /// One work-item per 4x4 block of C, k walked 4 at a time, whole texels.
+  RegisterTiledGemm,
+  /// 8x8 work-items per 64x64 tile of C, 2x2 blocks per work-item, 16-deep
+  /// slices of A and B staged through local memory.
+  LocalTiledGemm,
 };
 
-/// One tensor a kernel reads or writes: for each tensor dim, the loop that
-/// indexes it (access maps are projected permutations).
+/// A tensor a kernel reads or writes: for each tensor dim, the loop that
+/// indexes it (-1: index 0).
 struct TensorAccess {
   std::vector<int64_t> shape;
   std::vector<int> loopOfDim;
   layout::Layout layout;
 };
 
-/// What one access of a kernel costs over the whole launch.
-struct AccessCost {
-  int64_t fetches = 0;  ///< texel reads (or writes)
-  int64_t misses = 0;   ///< cache line fills (reads only)
-  int64_t elements = 0; ///< elements the fetches deliver that the kernel uses
-  double cost = 0.0;
-  AccessCost &operator+=(const AccessCost &o) {
+/// One kernel as fbl emits it.
+struct KernelShape {
+  KernelKind kind = KernelKind::PerTexel;
+  std::vector<int64_t> ranges;
+  std::vector<bool> reduction;
+  TensorAccess output;
+  /// Per-texel/per-element: the tensors loaded once per iteration of the
+  /// reduction nest, in load order. GEMMs: A (over m, k), then B (k, n).
+  std::vector<TensorAccess> inputs;
+  /// The output's initial value is loaded before the reduction (an
+  /// accumulating op), through `output`'s access and layout.
+  bool readsInit = false;
+  /// Loads at data-dependent addresses per iteration (gathers): each costs
+  /// a fetch and a miss.
+  int64_t gathersPerIteration = 0;
+  /// GEMMs: the loops of C's rows, columns and the reduction.
+  int mLoop = -1, nLoop = -1, kLoop = -1;
+  /// For callers that plan from ops: the operand each input is.
+  std::vector<unsigned> inputOperands;
+};
+
+/// What one launch costs.
+struct KernelCost {
+  int64_t fetches = 0; ///< texel (or buffer element) reads
+  int64_t misses = 0;  ///< cache-line fills
+  int64_t writes = 0;  ///< texels (or buffer elements / 4) written
+  int64_t launches = 0;
+  double timeNs = 0.0;
+  KernelCost &operator+=(const KernelCost &o) {
     fetches += o.fetches;
     misses += o.misses;
-    elements += o.elements;
-    cost += o.cost;
+    writes += o.writes;
+    launches += o.launches;
+    timeNs += o.timeNs;
     return *this;
   }
 };
 
-/// Chooses the blocked and unrolled loops for a kernel whose output is
-/// indexed by `outputLoops` (one loop per output dim).
-LoopNest makeLoopNest(std::vector<int64_t> ranges, std::vector<bool> reduction,
-                      const std::vector<int> &outputLoops);
+/// What one read of a kernel costs in one launch.
+struct ReadCost {
+  int64_t fetches = 0;
+  int64_t misses = 0;
+};
 
-/// Number of work-groups a launch of `nest` needs.
-int64_t numWorkGroups(const LoopNest &nest, int64_t wgX, int64_t wgY);
+/// The work-items of `k`'s grid (before rounding up to work-groups).
+std::array<int64_t, 3> gridOf(const KernelShape &k);
 
-/// Cost of reading `access` in a launch of `nest` (work-groups of wgX x wgY
-/// work-items), simulating the cache for one work-group and scaling.
-AccessCost readCost(const LoopNest &nest, const TensorAccess &access,
-                    int64_t wgX, int64_t wgY, const CacheGeometry &cache,
-                    const CostWeights &weights = {});
+/// The work-group a kernel over `items` work-items gets: the target's
+/// preferred one, each side clamped to the next power of two of the grid.
+std::array<int64_t, 3> workgroupFor(const std::array<int64_t, 3> &items,
+                                    const std::array<int64_t, 2> &preferred);
 
-/// Cost of writing `access` (each texel written once; writes bypass the
-/// texture cache).
-AccessCost writeCost(const TensorAccess &access,
-                     const CostWeights &weights = {});
+/// What reading input `input` of `k` costs (`k.inputs.size()`: the
+/// output's initial value). The kernel's reads share the cache: each is
+/// simulated alone with an equal share of it, so that the cost of a read
+/// depends on its own layout (and the kernel's launch) only.
+ReadCost readCost(const KernelShape &k, unsigned input,
+                  const DeviceModel &device);
 
-/// Cost of a relayout kernel copying a tensor of `shape` from `from` to `to`:
-/// a 4x4-blocked copy over the destination that reads the source.
-AccessCost relayoutCost(const std::vector<int64_t> &shape,
-                        const layout::Layout &from, const layout::Layout &to,
-                        int64_t wgX, int64_t wgY, const CacheGeometry &cache,
-                        const CostWeights &weights = {});
+/// One launch of `k` whose reads cost `reads`: adds gathers, writes, time.
+KernelCost launchCost(const KernelShape &k, const std::vector<ReadCost> &reads,
+                      const DeviceModel &device);
+
+/// The cost of one launch of `k`: launchCost of every read's readCost.
+KernelCost kernelCost(const KernelShape &k, const DeviceModel &device);
+
+/// The per-texel copy that rewrites a tensor of `shape` from `from` to `to`.
+KernelShape relayoutKernel(const std::vector<int64_t> &shape,
+                           const layout::Layout &from,
+                           const layout::Layout &to);
 
 } // namespace fbl::cost
 

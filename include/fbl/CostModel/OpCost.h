@@ -1,9 +1,9 @@
 //===- OpCost.h - Cost of MLIR ops on encoded tensors -----------*- C++ -*-===//
 //
-// Applies the cost model to ops: the loop nest of a linalg op (or the kernel
-// fbl runs for softmax, a relayout, a scatter), the access of each operand,
-// and the target's cache and work-group. Results are memoized per (op,
-// operand, layout), since layout selection asks the same questions often.
+// Applies the cost model to ops: the kernel fbl emits for an op with given
+// operand and result layouts (fbl/CostModel/KernelPlan.h), costed for the
+// target. Answers are memoized by the op's structure and the layouts, so
+// the repeated layers of a model are costed once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <map>
-#include <string>
+#include <vector>
 
 namespace mlir::fbl {
 
@@ -25,37 +25,33 @@ class OpCostModel {
 public:
   explicit OpCostModel(TargetAttr target);
 
-  /// Cost of `operand`'s owner reading it in `layout`.
-  ::fbl::cost::AccessCost readCost(OpOperand &operand,
-                                   LayoutEncodingAttrInterface layout);
-  /// Cost of reading `value`, captured from above, inside `op` (a gather).
-  ::fbl::cost::AccessCost capturedReadCost(Operation *op, Value value,
-                                           LayoutEncodingAttrInterface layout);
-  /// Cost of writing `result` in `layout`.
-  ::fbl::cost::AccessCost writeCost(OpResult result,
-                                    LayoutEncodingAttrInterface layout);
-  /// Cost of a relayout of a tensor of `type`.
-  ::fbl::cost::AccessCost relayoutCost(RankedTensorType type,
-                                       LayoutEncodingAttrInterface from,
-                                       LayoutEncodingAttrInterface to);
+  /// The cost of `op`'s kernel with its operands read in `operandLayouts`
+  /// and its results written in `resultLayouts` (one entry each; null for
+  /// non-tensors). Zero for ops that run no kernel.
+  ::fbl::cost::KernelCost opCost(Operation *op,
+                                 ArrayRef<Attribute> operandLayouts,
+                                 ArrayRef<Attribute> resultLayouts);
+  /// The cost of `op`'s kernel in the layouts its types carry.
+  ::fbl::cost::KernelCost opCost(Operation *op);
+  /// The cost of a relayout kernel for a tensor of `type`.
+  ::fbl::cost::KernelCost relayoutCost(RankedTensorType type, Attribute from,
+                                       Attribute to);
 
   TargetAttr getTarget() const { return target; }
-  const ::fbl::cost::CacheGeometry &getCache() const { return cache; }
+  const ::fbl::cost::DeviceModel &getDevice() const { return device; }
 
 private:
-  TargetAttr target;
-  ::fbl::cost::CacheGeometry cache;
-  int64_t wgX, wgY;
-  std::map<std::tuple<void *, unsigned, const void *>, ::fbl::cost::AccessCost>
-      memo;
-  std::map<std::tuple<const void *, const void *, const void *>,
-           ::fbl::cost::AccessCost>
-      relayoutMemo;
-};
+  /// A key for `op`'s structure: equal for ops that plan the same kernel
+  /// under the same layouts (the repeated layers of a model).
+  uintptr_t structureOf(Operation *op);
 
-/// The layout of `type` under `encoding`, for costing.
-::fbl::layout::Layout layoutOf(RankedTensorType type,
-                               LayoutEncodingAttrInterface encoding);
+  TargetAttr target;
+  ::fbl::cost::DeviceModel device;
+  llvm::DenseMap<Operation *, uintptr_t> structure;
+  std::map<std::vector<uintptr_t>, uintptr_t> structureIds;
+  std::map<std::vector<uintptr_t>, ::fbl::cost::KernelCost> memo;
+  std::map<std::vector<uintptr_t>, ::fbl::cost::ReadCost> readMemo;
+};
 
 } // namespace mlir::fbl
 

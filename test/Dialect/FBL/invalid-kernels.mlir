@@ -142,3 +142,20 @@ func.func @barrier_outside_kernel() {
   fbl.barrier
   return
 }
+
+// -----
+
+// expected-error @+1 {{'fbl.estimate' belongs on fbl.dispatch and gives fetches, misses, writes (non-negative integers) and time_ns}}
+%0 = arith.constant {fbl.estimate = {fetches = 1, misses = 0, writes = 1, time_ns = 1.0}} 0.0 : f32
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+func.func @negative_estimate(%x: tensor<4x8xf32, #cp>) -> tensor<4x8xf32, #cp> {
+  %e = tensor.empty() : tensor<4x8xf32, #cp>
+  // expected-error @+1 {{'fbl.estimate' belongs on fbl.dispatch and gives fetches, misses, writes (non-negative integers) and time_ns}}
+  %r = fbl.dispatch @k ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [4, 4, 1] workgroup [4, 4, 1] attributes {fbl.estimate = {fetches = -1, misses = 0, writes = 8, time_ns = 1.0}} {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+  } -> tensor<4x8xf32, #cp>
+  return %r : tensor<4x8xf32, #cp>
+}

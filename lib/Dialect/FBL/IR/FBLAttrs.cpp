@@ -489,10 +489,9 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     SMLoc keyLoc = parser.getCurrentLocation();
     if (parser.parseKeyword(&key) || parser.parseEqual())
       return {};
-    auto *exec = llvm::find_if(::fbl::target::kExecutionFields,
-                               [&](const ::fbl::target::ExecutionField &f) {
-                                 return key == f.key;
-                               });
+    auto *exec = llvm::find_if(
+        ::fbl::target::kExecutionFields,
+        [&](const ::fbl::target::ExecutionField &f) { return key == f.key; });
     auto *it = llvm::find(intKeys, key);
     if (exec != std::end(::fbl::target::kExecutionFields)) {
       if (parser.parseInteger(

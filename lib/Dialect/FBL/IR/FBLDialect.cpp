@@ -104,6 +104,19 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                                 "kind per operand";
     return success();
   }
+  if (attr.getName() == getEstimateAttrName()) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    bool ok = dict && isa<DispatchOp>(op) && dict.getAs<FloatAttr>("time_ns");
+    for (StringRef count : {"fetches", "misses", "writes"})
+      ok = ok && dict.getAs<IntegerAttr>(count) &&
+           dict.getAs<IntegerAttr>(count).getInt() >= 0;
+    if (!ok)
+      return op->emitError() << "'" << getEstimateAttrName()
+                             << "' belongs on fbl.dispatch and gives "
+                                "fetches, misses, writes (non-negative "
+                                "integers) and time_ns";
+    return success();
+  }
   if (attr.getName() == getSlotAttrName()) {
     auto slot = dyn_cast<IntegerAttr>(attr.getValue());
     if (!slot || slot.getInt() < 0 || !isa<tensor::EmptyOp>(op))

@@ -25,6 +25,7 @@
 #include "LowerToKernels/KernelLowerings.h"
 
 #include "fbl/Autodiff/IndexMaps.h"
+#include "fbl/CostModel/OpCost.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
@@ -63,6 +64,17 @@ static LogicalResult lowerOp(Operation *op, TargetAttr target,
   return lowerScatterLoop(cast<scf::ForOp>(op), target, counter);
 }
 
+/// The cost model's estimate as `fbl.estimate`.
+static DictionaryAttr estimateAttr(MLIRContext *ctx,
+                                   const ::fbl::cost::KernelCost &c) {
+  Builder b(ctx);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("fetches", b.getI64IntegerAttr(c.fetches)),
+       b.getNamedAttr("misses", b.getI64IntegerAttr(c.misses)),
+       b.getNamedAttr("writes", b.getI64IntegerAttr(c.writes)),
+       b.getNamedAttr("time_ns", b.getF64FloatAttr(c.timeNs))});
+}
+
 namespace {
 struct LowerToKernelsPass
     : public mlir::fbl::impl::FBLLowerToKernelsPassBase<LowerToKernelsPass> {
@@ -86,6 +98,7 @@ struct LowerToKernelsPass
                                                 "lower")))
         return signalPassFailure();
     unsigned counter = 0;
+    OpCostModel costs(targetAttr);
     for (func::FuncOp func : funcs) {
       recordInputRanges(func);
       SmallVector<Operation *> work;
@@ -94,9 +107,23 @@ struct LowerToKernelsPass
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
                 tensor::InsertOp>(op))
           work.push_back(&op);
-      for (Operation *op : work)
+      for (Operation *op : work) {
+        // The cost model's estimate of the kernel, asked before the op is
+        // gone, goes on the dispatch that replaces it.
+        ::fbl::cost::KernelCost estimate =
+            isa<RelayoutOp>(op)
+                ? costs.relayoutCost(
+                      cast<RelayoutOp>(op).getType(),
+                      cast<RelayoutOp>(op).getSource().getType().getEncoding(),
+                      cast<RelayoutOp>(op).getType().getEncoding())
+                : costs.opCost(op);
+        Operation *next = op->getNextNode();
         if (failed(lowerOp(op, targetAttr, counter)))
           return signalPassFailure();
+        if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))
+          dispatch->setAttr(FBLDialect::getEstimateAttrName(),
+                            estimateAttr(dispatch.getContext(), estimate));
+      }
       // Assertions became input ranges the runtime checks on the host
       // (recordInputRanges); kernels do not evaluate them.
       Block &block = func.getBody().front();

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Analysis/OpClassification.h"
-#include "fbl/CostModel/OpCost.h"
+#include "fbl/CostModel/KernelPlan.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
@@ -63,7 +63,6 @@ struct MaterializeRTilePass
     TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
     if (!targetAttr)
       return signalPassFailure();
-    OpCostModel costs(targetAttr);
     for (auto func : module.getOps<func::FuncOp>()) {
       FailureOr<OpClassification> classes =
           OpClassification::fromAttributes(func);
@@ -74,7 +73,7 @@ struct MaterializeRTilePass
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
         if (!linalgOp || info->opClass != OpClass::IV)
           continue;
-        if (failed(materialize(linalgOp, *info, targetAttr, costs)))
+        if (failed(materialize(linalgOp, *info, targetAttr)))
           return signalPassFailure();
       }
     }
@@ -83,7 +82,7 @@ struct MaterializeRTilePass
   /// Puts the operands `op` shares with the forward pass on R-Tiles and
   /// records its kernel configuration.
   LogicalResult materialize(linalg::LinalgOp op, const OpInfo &info,
-                            TargetAttr targetAttr, OpCostModel &costs) {
+                            TargetAttr targetAttr) {
     Builder b(op.getContext());
     for (const ReuseEdge &edge : info.reuse) {
       unsigned n = edge.operandNumber;
@@ -112,6 +111,18 @@ struct MaterializeRTilePass
         unrolled = i;
       }
     SmallVector<Attribute> reads;
+    // The kernel the op gets: operands not laid out yet are taken as
+    // channel-packed along their last dim, as selection starts them.
+    SmallVector<Attribute> layouts;
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      Attribute enc = type ? type.getEncoding() : Attribute();
+      if (type && !enc && type.getRank() > 0)
+        enc = ChannelPackedLayoutAttr::get(op.getContext(), type.getRank() - 1,
+                                           BatchFold::Y);
+      layouts.push_back(enc);
+    }
+    bool gemm = matchGemm(op, layouts).has_value();
     for (OpOperand &operand : op->getOpOperands()) {
       auto enc = getLayoutEncoding(operand.get().getType());
       StringRef kind = "unassigned";
@@ -121,10 +132,9 @@ struct MaterializeRTilePass
                  !op.payloadUsesValueFromOperand(&operand)) {
         kind = "written";
       } else if (enc) {
-        ::fbl::cost::AccessCost c = costs.readCost(operand, enc);
-        bool whole = c.fetches == 0 || c.elements >= 4 * c.fetches * 0.99 ||
-                     isa<BufferLayoutAttr>(enc);
-        kind = !whole                      ? "channels"
+        // GEMM kernels read whole texels (4x4 tiles from an R-Tile); the
+        // generic kernel reads one element per fetch.
+        kind = !gemm                       ? "channels"
                : isa<RTileLayoutAttr>(enc) ? "tiles"
                                            : "texels";
       }

@@ -72,6 +72,11 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getMemoryPlanAttrName() {
       return ::llvm::StringLiteral("fbl.memory_plan");
     }
+    /// Name of the cost model's estimate fbl-lower-to-kernels records on
+    /// each fbl.dispatch (what fbl-cachesim compares with).
+    static constexpr ::llvm::StringLiteral getEstimateAttrName() {
+      return ::llvm::StringLiteral("fbl.estimate");
+    }
     /// Name of the kernel configuration fbl-materialize-rtile records.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("fbl.kernel");

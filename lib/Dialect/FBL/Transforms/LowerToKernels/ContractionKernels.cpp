@@ -14,10 +14,15 @@
 //    and B staged through local memory so that each texel is read from its
 //    image once per work-group.
 //
+// Which ops take which kernel is decided in fbl/CostModel/KernelPlan.h, where
+// the cost model asks the same question.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
 #include "KernelLowerings.h"
+
+#include "fbl/CostModel/KernelPlan.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,156 +33,12 @@ using namespace mlir::fbl;
 using namespace mlir::fbl::kernels;
 namespace fl = ::fbl::layout;
 
-/// Local-memory tiling: work-groups of kGroupItems x kGroupItems work-items,
-/// each computing kItemBlocks x kItemBlocks 4x4 blocks of C (a kGroupTile^2
-/// tile per group), stage kLocalK-deep slices of A and B in local memory.
-constexpr int64_t kGroupItems = 8;
-constexpr int64_t kItemBlocks = 2;
-constexpr int64_t kGroupTile = 4 * kGroupItems * kItemBlocks;
-constexpr int64_t kLocalK = 16;
-/// 4x4 blocks along m (or n) of a group's tile, and 4-deep k blocks of a
-/// staged slice.
-constexpr int64_t kTileBlocks = kGroupItems * kItemBlocks;
-constexpr int64_t kKBlocks = kLocalK / 4;
-
 namespace {
-
-/// How a GEMM kernel reads one operand: as 4x4 blocks over (rowLoop,
-/// colLoop), each block 4 texels packed along loop `packed`.
-struct GemmOperand {
-  Value value;
-  AffineMap map;
-  unsigned packed;
-  unsigned rowLoop, colLoop;
-  /// Its position among the kernel's inputs (set by GemmKernelBuilder).
-  unsigned input = 0;
-};
-
-/// A contraction C[b, m, n] (+)= A * B that the GEMM kernels handle.
-struct GemmMatch {
-  RankedTensorType resultType;
-  SmallVector<int64_t> ranges;
-  unsigned mLoop, nLoop, kLoop;
-  /// The other (batch) loops, and the product of their ranges.
-  SmallVector<unsigned> batchLoops;
-  int64_t batch;
-  /// A over (m, k), B over (k, n), C's init over (m, n).
-  GemmOperand a, b, c;
-  /// Whether the body multiplies a * b (rather than b * a): kept so the
-  /// kernel rounds as the op does.
-  bool aFirst;
-  bool readsInit;
-};
 
 /// The scalars of a 4x4 block: block[i][j] at (rowLoop + i, colLoop + j).
 using ScalarBlock = SmallVector<SmallVector<Value>>;
 
 } // namespace
-
-/// Matches `op` as a contraction the GEMM kernels handle: the body is
-/// acc + a * b, every operand an image packed along a dim that a blocked
-/// loop walks, with tiles aligned to the 4-blocks.
-static std::optional<GemmMatch> matchGemm(linalg::LinalgOp op) {
-  if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
-      op.getNumReductionLoops() != 1 || !linalg::isaContractionOpInterface(op))
-    return std::nullopt;
-  // The body must be acc + a * b.
-  Block &body = *op.getBlock();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 3)
-    return std::nullopt;
-  Value acc = body.getArgument(2);
-  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = prod.getDefiningOp<arith::MulFOp>();
-  if (!mul || (add.getLhs() != acc && add.getRhs() != acc))
-    return std::nullopt;
-  GemmMatch g;
-  g.resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t rank = g.resultType.getRank();
-  if (rank < 2 || !g.resultType.getElementType().isF32())
-    return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  g.ranges = op.getStaticLoopRanges();
-  auto loopOf = [](AffineMap m, unsigned r) {
-    return cast<AffineDimExpr>(m.getResult(r)).getPosition();
-  };
-  unsigned mLoop = loopOf(maps[2], rank - 2), nLoop = loopOf(maps[2], rank - 1);
-  unsigned kLoop = 0;
-  for (unsigned l = 0; l < iters.size(); ++l)
-    if (iters[l] == utils::IteratorType::reduction)
-      kLoop = l;
-  if (g.ranges[mLoop] % 4 || g.ranges[nLoop] % 4 || g.ranges[kLoop] % 4)
-    return std::nullopt;
-  // The loop an operand is packed along, if it is an image packed along a
-  // dim that a blocked loop walks with tiles aligned to the 4-blocks.
-  auto packedLoop = [&](Value v, AffineMap map) -> std::optional<unsigned> {
-    auto type = cast<RankedTensorType>(v.getType());
-    auto enc = getLayoutEncoding(type);
-    if (!enc || isa<BufferLayoutAttr>(enc))
-      return std::nullopt;
-    fl::Layout l = enc.getLayout(type.getRank());
-    if (l.packedDim() < 0)
-      return std::nullopt;
-    for (unsigned d = 0; d < type.getRank(); ++d)
-      if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
-          (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
-           loopOf(map, d) == kLoop) &&
-          l.tile()[d] != 1)
-        return std::nullopt;
-    unsigned loop = loopOf(map, l.packedDim());
-    if (loop != mLoop && loop != nLoop && loop != kLoop)
-      return std::nullopt;
-    return loop;
-  };
-  // A is the input indexed by m, B the one indexed by n (in either order).
-  auto uses = [&](AffineMap map, unsigned loop) {
-    return map.isFunctionOfDim(loop);
-  };
-  unsigned aPos = 0, bPos = 1;
-  if (uses(maps[1], mLoop) && uses(maps[0], nLoop))
-    std::swap(aPos, bPos);
-  if (!uses(maps[aPos], mLoop) || !uses(maps[aPos], kLoop) ||
-      uses(maps[aPos], nLoop) || !uses(maps[bPos], nLoop) ||
-      !uses(maps[bPos], kLoop) || uses(maps[bPos], mLoop))
-    return std::nullopt;
-  Value a = op.getDpsInputOperand(aPos)->get();
-  Value b = op.getDpsInputOperand(bPos)->get();
-  OpOperand *init = op.getDpsInitOperand(0);
-  auto aPacked = packedLoop(a, maps[aPos]);
-  auto bPacked = packedLoop(b, maps[bPos]);
-  auto cPacked = packedLoop(init->get(), maps[2]);
-  if (!aPacked || !bPacked || !cPacked || *cPacked == kLoop)
-    return std::nullopt;
-  if (!isa<BlockArgument>(mul.getLhs()) || !isa<BlockArgument>(mul.getRhs()))
-    return std::nullopt;
-
-  g.mLoop = mLoop;
-  g.nLoop = nLoop;
-  g.kLoop = kLoop;
-  g.batch = 1;
-  for (unsigned l = 0; l < iters.size(); ++l)
-    if (l != mLoop && l != nLoop && l != kLoop) {
-      g.batchLoops.push_back(l);
-      g.batch *= g.ranges[l];
-    }
-  g.a = {a, maps[aPos], *aPacked, mLoop, kLoop};
-  g.b = {b, maps[bPos], *bPacked, kLoop, nLoop};
-  g.c = {init->get(), maps[2], *cPacked, mLoop, nLoop};
-  g.aFirst = mul.getLhs() == body.getArgument(aPos);
-  g.readsInit = op.payloadUsesValueFromOperand(init);
-  return g;
-}
-
-/// Whether `target` asks for local-memory tiling and `g`'s sizes divide
-/// into work-group tiles.
-static bool useLocalTiling(const GemmMatch &g, TargetAttr target) {
-  return target.getLocalTiledGemm() && g.ranges[g.mLoop] % kGroupTile == 0 &&
-         g.ranges[g.nLoop] % kGroupTile == 0 &&
-         g.ranges[g.kLoop] % kLocalK == 0 &&
-         target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
-}
 
 namespace {
 

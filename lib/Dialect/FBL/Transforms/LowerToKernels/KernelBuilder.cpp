@@ -8,6 +8,8 @@
 
 #include "KernelBuilder.h"
 
+#include "fbl/CostModel/CostModel.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -111,13 +113,16 @@ void KernelBuilder::begin(StringRef name, RankedTensorType resultType,
   Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
                                       resultType.getElementType(),
                                       resultType.getEncoding());
-  SmallVector<int64_t> wg = {1, 1, 1}, grid = {1, 1, 1};
+  // The work-group the cost model assumes (fbl/CostModel/CostModel.h).
+  std::array<int64_t, 3> all = {1, 1, 1};
+  for (unsigned d = 0; d < 3 && d < items.size(); ++d)
+    all[d] = items[d];
   ArrayRef<int64_t> pref = target.getPreferredWorkgroup();
+  std::array<int64_t, 3> preferred =
+      ::fbl::cost::workgroupFor(all, {pref[0], pref[1]});
+  SmallVector<int64_t> wg = {1, 1, 1}, grid = {1, 1, 1};
   for (unsigned d = 0; d < 3 && d < items.size(); ++d) {
-    int64_t want = d < 2 ? pref[d] : 1;
-    wg[d] = d < workgroup.size()
-                ? workgroup[d]
-                : std::min<int64_t>(want, llvm::PowerOf2Ceil(items[d]));
+    wg[d] = d < workgroup.size() ? workgroup[d] : preferred[d];
     grid[d] = llvm::alignTo(items[d], wg[d]);
   }
   dispatch = DispatchOp::create(

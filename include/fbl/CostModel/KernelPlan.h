@@ -1,0 +1,94 @@
+//===- KernelPlan.h - The kernel fbl emits for an op ------------*- C++ -*-===//
+//
+// The one home of the decisions fbl-lower-to-kernels takes about an op's
+// kernel: whether a contraction runs as a GEMM kernel (register- or
+// local-tiled) or as the generic per-texel kernel, its grid and work-group,
+// and what each work-item reads in which order. The lowering asks here
+// before it emits; the cost model asks here, for any candidate layouts,
+// before layouts are chosen. So the model costs the kernel that is emitted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FBL_COSTMODEL_KERNELPLAN_H
+#define FBL_COSTMODEL_KERNELPLAN_H
+
+#include "fbl/CostModel/CostModel.h"
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+
+#include <optional>
+
+namespace mlir::fbl {
+
+/// Local-memory tiling of the GEMM kernel: work-groups of kGroupItems x
+/// kGroupItems work-items, each computing kItemBlocks x kItemBlocks 4x4
+/// blocks of C (a kGroupTile^2 tile per group), stage kLocalK-deep slices of
+/// A and B in local memory.
+constexpr int64_t kGroupItems = 8;
+constexpr int64_t kItemBlocks = 2;
+constexpr int64_t kGroupTile = 4 * kGroupItems * kItemBlocks;
+constexpr int64_t kLocalK = 16;
+constexpr int64_t kTileBlocks = kGroupItems * kItemBlocks;
+constexpr int64_t kKBlocks = kLocalK / 4;
+
+/// How a GEMM kernel reads one operand: as 4x4 blocks over (rowLoop,
+/// colLoop), each block 4 texels packed along loop `packed`.
+struct GemmOperand {
+  Value value;
+  AffineMap map;
+  unsigned packed;
+  unsigned rowLoop, colLoop;
+  /// Its operand number in the op.
+  unsigned operandNumber;
+  /// Its position among the kernel's inputs (set by the kernel builder).
+  unsigned input = 0;
+};
+
+/// A contraction C[b, m, n] (+)= A * B that the GEMM kernels handle.
+struct GemmMatch {
+  RankedTensorType resultType;
+  SmallVector<int64_t> ranges;
+  unsigned mLoop, nLoop, kLoop;
+  /// The other (batch) loops, and the product of their ranges.
+  SmallVector<unsigned> batchLoops;
+  int64_t batch;
+  /// A over (m, k), B over (k, n), C's init over (m, n).
+  GemmOperand a, b, c;
+  /// Whether the body multiplies a * b (rather than b * a): kept so the
+  /// kernel rounds as the op does.
+  bool aFirst;
+  bool readsInit;
+};
+
+/// The layout each operand of an op is read in (null: not a tensor).
+using OperandLayouts = ArrayRef<Attribute>;
+
+/// Matches `op` as a contraction the GEMM kernels handle when its operands
+/// are read in `layouts`: the body is acc + a * b, every operand an image
+/// packed along a dim that a blocked loop walks, with tiles aligned to the
+/// 4-blocks, sizes multiples of 4.
+std::optional<GemmMatch> matchGemm(linalg::LinalgOp op, OperandLayouts layouts);
+/// matchGemm with the layouts the operand types carry.
+std::optional<GemmMatch> matchGemm(linalg::LinalgOp op);
+
+/// Whether `target` asks for local-memory tiling and `g`'s sizes divide
+/// into work-group tiles.
+bool useLocalTiling(const GemmMatch &g, TargetAttr target);
+
+/// The kernel fbl-lower-to-kernels emits for `op` with its operands read in
+/// `operandLayouts` and its results written in `resultLayouts` (one entry
+/// per operand/result; null for non-tensors). Nullopt for ops that run no
+/// kernel (views, constants, tensor.empty). Ops the lowering copies element
+/// by element (slices, inserts, scatter loops) are planned as the per-texel
+/// copies of their results.
+std::optional<::fbl::cost::KernelShape>
+planKernel(Operation *op, OperandLayouts operandLayouts,
+           ArrayRef<Attribute> resultLayouts, TargetAttr target);
+
+/// The layout algebra's layout of `type` under `encoding`.
+::fbl::layout::Layout layoutOf(RankedTensorType type, Attribute encoding);
+
+} // namespace mlir::fbl
+
+#endif // FBL_COSTMODEL_KERNELPLAN_H

@@ -1,0 +1,261 @@
+//===- KernelPlan.cpp - The kernel fbl emits for an op --------------------===//
+//
+// GEMM matching and the kernel shape of every op fbl-lower-to-kernels
+// lowers, for any layouts of its operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/CostModel/KernelPlan.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/IR/IndexTransforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::fbl;
+namespace fc = ::fbl::cost;
+namespace fl = ::fbl::layout;
+
+fl::Layout mlir::fbl::layoutOf(RankedTensorType type, Attribute encoding) {
+  return cast<LayoutEncodingAttrInterface>(encoding).getLayout(type.getRank());
+}
+
+std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op) {
+  SmallVector<Attribute> layouts;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    layouts.push_back(type ? type.getEncoding() : Attribute());
+  }
+  return matchGemm(op, layouts);
+}
+
+std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
+                                              OperandLayouts layouts) {
+  if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
+      op.getNumReductionLoops() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  // The body must be acc + a * b.
+  Block &body = *op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = prod.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc))
+    return std::nullopt;
+  GemmMatch g;
+  g.resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = g.resultType.getRank();
+  if (rank < 2 || !g.resultType.getElementType().isF32())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (llvm::any_of(maps,
+                   [](AffineMap m) { return !m.isProjectedPermutation(); }))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  g.ranges = op.getStaticLoopRanges();
+  auto loopOf = [](AffineMap m, unsigned r) {
+    return cast<AffineDimExpr>(m.getResult(r)).getPosition();
+  };
+  unsigned mLoop = loopOf(maps[2], rank - 2), nLoop = loopOf(maps[2], rank - 1);
+  unsigned kLoop = 0;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (iters[l] == utils::IteratorType::reduction)
+      kLoop = l;
+  if (g.ranges[mLoop] % 4 || g.ranges[nLoop] % 4 || g.ranges[kLoop] % 4)
+    return std::nullopt;
+  // The loop an operand is packed along, if it is an image packed along a
+  // dim that a blocked loop walks with tiles aligned to the 4-blocks.
+  auto packedLoop = [&](unsigned operand,
+                        AffineMap map) -> std::optional<unsigned> {
+    auto type = cast<RankedTensorType>(op->getOperand(operand).getType());
+    Attribute encoding = operand < layouts.size() ? layouts[operand] : nullptr;
+    auto enc = dyn_cast_or_null<LayoutEncodingAttrInterface>(encoding);
+    if (!enc || isa<BufferLayoutAttr>(enc))
+      return std::nullopt;
+    fl::Layout l = enc.getLayout(type.getRank());
+    if (l.packedDim() < 0)
+      return std::nullopt;
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
+          (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
+           loopOf(map, d) == kLoop) &&
+          l.tile()[d] != 1)
+        return std::nullopt;
+    unsigned loop = loopOf(map, l.packedDim());
+    if (loop != mLoop && loop != nLoop && loop != kLoop)
+      return std::nullopt;
+    return loop;
+  };
+  // A is the input indexed by m, B the one indexed by n (in either order).
+  auto uses = [&](AffineMap map, unsigned loop) {
+    return map.isFunctionOfDim(loop);
+  };
+  unsigned aPos = 0, bPos = 1;
+  if (uses(maps[1], mLoop) && uses(maps[0], nLoop))
+    std::swap(aPos, bPos);
+  if (!uses(maps[aPos], mLoop) || !uses(maps[aPos], kLoop) ||
+      uses(maps[aPos], nLoop) || !uses(maps[bPos], nLoop) ||
+      !uses(maps[bPos], kLoop) || uses(maps[bPos], mLoop))
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto aPacked =
+      packedLoop(op.getDpsInputOperand(aPos)->getOperandNumber(), maps[aPos]);
+  auto bPacked =
+      packedLoop(op.getDpsInputOperand(bPos)->getOperandNumber(), maps[bPos]);
+  auto cPacked = packedLoop(init->getOperandNumber(), maps[2]);
+  if (!aPacked || !bPacked || !cPacked || *cPacked == kLoop)
+    return std::nullopt;
+  if (!isa<BlockArgument>(mul.getLhs()) || !isa<BlockArgument>(mul.getRhs()))
+    return std::nullopt;
+
+  g.mLoop = mLoop;
+  g.nLoop = nLoop;
+  g.kLoop = kLoop;
+  g.batch = 1;
+  for (unsigned l = 0; l < iters.size(); ++l)
+    if (l != mLoop && l != nLoop && l != kLoop) {
+      g.batchLoops.push_back(l);
+      g.batch *= g.ranges[l];
+    }
+  g.a = {op.getDpsInputOperand(aPos)->get(),
+         maps[aPos],
+         *aPacked,
+         mLoop,
+         kLoop,
+         op.getDpsInputOperand(aPos)->getOperandNumber()};
+  g.b = {op.getDpsInputOperand(bPos)->get(),
+         maps[bPos],
+         *bPacked,
+         kLoop,
+         nLoop,
+         op.getDpsInputOperand(bPos)->getOperandNumber()};
+  g.c = {init->get(), maps[2], *cPacked,
+         mLoop,       nLoop,   init->getOperandNumber()};
+  g.aFirst = mul.getLhs() == body.getArgument(aPos);
+  g.readsInit = op.payloadUsesValueFromOperand(init);
+  return g;
+}
+
+bool mlir::fbl::useLocalTiling(const GemmMatch &g, TargetAttr target) {
+  return target.getLocalTiledGemm() && g.ranges[g.mLoop] % kGroupTile == 0 &&
+         g.ranges[g.nLoop] % kGroupTile == 0 &&
+         g.ranges[g.kLoop] % kLocalK == 0 &&
+         target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
+}
+
+/// For each result of `map`, the loop it is (-1 where it is not a loop:
+/// constants and other affine expressions are costed as index 0).
+static std::vector<int> loopsOf(AffineMap map) {
+  std::vector<int> loops;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    loops.push_back(d ? static_cast<int>(d.getPosition()) : -1);
+  }
+  return loops;
+}
+
+static std::vector<int64_t> shapeOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
+}
+
+static std::vector<int> identityLoops(size_t rank) {
+  std::vector<int> loops(rank);
+  for (size_t d = 0; d < rank; ++d)
+    loops[d] = static_cast<int>(d);
+  return loops;
+}
+
+std::optional<fc::KernelShape>
+mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
+                      ArrayRef<Attribute> resultLayouts, TargetAttr target) {
+  if (op->getNumResults() == 0 || !resultLayouts.front() ||
+      isIndexTransform(op) ||
+      isa<tensor::EmptyOp, arith::ConstantOp, TransposeViewOp, ReshapeViewOp>(
+          op))
+    return std::nullopt;
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType)
+    return std::nullopt;
+  fl::Layout out = layoutOf(resultType, resultLayouts.front());
+  fc::KernelShape k;
+  k.kind =
+      out.isBuffer() ? fc::KernelKind::PerElement : fc::KernelKind::PerTexel;
+
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (linalgOp && op->getNumResults() == 1) {
+    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+    k.ranges.assign(ranges.begin(), ranges.end());
+    for (utils::IteratorType t : linalgOp.getIteratorTypesArray())
+      k.reduction.push_back(t == utils::IteratorType::reduction);
+    OpOperand *init = linalgOp.getDpsInitOperand(0);
+    k.output = {shapeOf(resultType),
+                loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
+    if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
+      k.kind = useLocalTiling(*g, target) ? fc::KernelKind::LocalTiledGemm
+                                          : fc::KernelKind::RegisterTiledGemm;
+      k.mLoop = static_cast<int>(g->mLoop);
+      k.nLoop = static_cast<int>(g->nLoop);
+      k.kLoop = static_cast<int>(g->kLoop);
+      for (const GemmOperand *x : {&g->a, &g->b}) {
+        auto type = cast<RankedTensorType>(x->value.getType());
+        k.inputs.push_back({shapeOf(type), loopsOf(x->map),
+                            layoutOf(type, operandLayouts[x->operandNumber])});
+        k.inputOperands.push_back(x->operandNumber);
+      }
+      k.readsInit = g->readsInit;
+      return k;
+    }
+    for (OpOperand *in : linalgOp.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(in->get().getType());
+      if (!type || !operandLayouts[in->getOperandNumber()])
+        continue;
+      k.inputs.push_back(
+          {shapeOf(type), loopsOf(linalgOp.getMatchingIndexingMap(in)),
+           layoutOf(type, operandLayouts[in->getOperandNumber()])});
+      k.inputOperands.push_back(in->getOperandNumber());
+    }
+    k.readsInit = linalgOp.payloadUsesValueFromOperand(init);
+    // Elements of tensors from above, read at computed places (gathers).
+    linalgOp.getBlock()->walk([&](tensor::ExtractOp extract) {
+      if (extract.getTensor().getParentRegion() != &op->getRegion(0))
+        ++k.gathersPerIteration;
+    });
+    return k;
+  }
+  // Copies: slices, inserts, scatter loops, relayouts write their result a
+  // texel (or element) at a time from one source read per element.
+  std::vector<int64_t> shape = shapeOf(resultType);
+  k.ranges = shape;
+  k.reduction.assign(shape.size(), false);
+  k.output = {shape, identityLoops(shape.size()), out};
+  Value source = op->getNumOperands() ? op->getOperand(0) : Value();
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    source = insert.getSource();
+  if (isa<scf::ForOp>(op)) {
+    // A scatter: one data-dependent read-modify-write per element.
+    k.gathersPerIteration = 1;
+    return k;
+  }
+  if (source && isa<RankedTensorType>(source.getType())) {
+    auto type = cast<RankedTensorType>(source.getType());
+    unsigned n = 0;
+    for (OpOperand &o : op->getOpOperands())
+      if (o.get() == source)
+        n = o.getOperandNumber();
+    if (n < operandLayouts.size() && operandLayouts[n]) {
+      std::vector<int> loops = identityLoops(shape.size());
+      loops.resize(type.getRank(), -1);
+      k.inputs.push_back(
+          {shapeOf(type), loops, layoutOf(type, operandLayouts[n])});
+      k.inputOperands.push_back(n);
+    }
+  }
+  return k;
+}
