@@ -99,7 +99,7 @@ private:
   Attribute preferredRead(OpOperand &use);
   double transformCost(Operation *op, Attribute src, Attribute dst);
   double computeTransformCost(Operation *op, Attribute src, Attribute dst);
-  llvm::DenseMap<std::tuple<Operation *, Attribute, Attribute>, double>
+  llvm::DenseMap<std::tuple<uintptr_t, Attribute, Attribute>, double>
       transformMemo;
   struct Undo;
   void setLayout(Value v, Attribute layout, Undo *undo = nullptr);
@@ -394,7 +394,8 @@ void Selection::initialize() {
 }
 
 double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
-  auto key = std::make_tuple(op, src, dst);
+  // Index transforms of the same structure cost the same.
+  auto key = std::make_tuple(costs.structureOf(op), src, dst);
   if (auto it = transformMemo.find(key); it != transformMemo.end())
     return it->second;
   return transformMemo[key] = computeTransformCost(op, src, dst);
@@ -646,8 +647,15 @@ void Selection::search() {
       double bestDelta = 0.0;
       Attribute bestLayout;
       bool bestChain = false;
+      // A chain differs from the value alone only next to index transforms.
+      bool nearView =
+          (v.getDefiningOp() && isIndexTransform(v.getDefiningOp())) ||
+          llvm::any_of(v.getUsers(),
+                       [](Operation *u) { return isIndexTransform(u); });
       for (Attribute c : candidates(v))
         for (bool chain : {false, true}) {
+          if (chain && !nearView)
+            continue;
           Undo undo;
           double delta = move(v, c, chain, undo);
           if (delta < bestDelta - 1e-9 * std::abs(total)) {

@@ -299,8 +299,11 @@ private:
       for (size_t dd = 0; dd < idx.size(); ++dd)
         if (out.loopOfDim[dd] >= 0)
           loops[static_cast<size_t>(out.loopOfDim[dd])] = idx[dd];
-      if (k.readsInit && init == only)
-        reads.push_back(mapper.lineOf(loops));
+      if (init == only) {
+        if (k.readsInit)
+          reads.push_back(mapper.lineOf(loops));
+        continue;
+      }
       for (int64_t r = 0; r < window; ++r) {
         // Reduction loops as an odometer, the innermost fastest.
         int64_t rest = r;
@@ -310,8 +313,7 @@ private:
           loops[l] = rest % k.ranges[l];
           rest /= k.ranges[l];
         }
-        for (size_t i = 0; i < k.inputs.size(); ++i)
-          read(static_cast<unsigned>(i), k.inputs[i], loops, reads);
+        reads.push_back(mapper.lineOf(loops));
       }
       if (channelLength == 0)
         channelLength = static_cast<int64_t>(reads.size() - before);

@@ -15,8 +15,9 @@
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 
-#include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace mlir::fbl {
@@ -37,20 +38,28 @@ public:
   ::fbl::cost::KernelCost relayoutCost(RankedTensorType type, Attribute from,
                                        Attribute to);
 
-  TargetAttr getTarget() const { return target; }
-  const ::fbl::cost::DeviceModel &getDevice() const { return device; }
-
-private:
   /// A key for `op`'s structure: equal for ops that plan the same kernel
   /// under the same layouts (the repeated layers of a model).
   uintptr_t structureOf(Operation *op);
 
+  TargetAttr getTarget() const { return target; }
+  const ::fbl::cost::DeviceModel &getDevice() const { return device; }
+
+private:
+  struct KeyHash {
+    size_t operator()(const std::vector<uintptr_t> &key) const {
+      return llvm::hash_combine_range(key.begin(), key.end());
+    }
+  };
+  template <typename T>
+  using KeyMap = std::unordered_map<std::vector<uintptr_t>, T, KeyHash>;
+
   TargetAttr target;
   ::fbl::cost::DeviceModel device;
   llvm::DenseMap<Operation *, uintptr_t> structure;
-  std::map<std::vector<uintptr_t>, uintptr_t> structureIds;
-  std::map<std::vector<uintptr_t>, ::fbl::cost::KernelCost> memo;
-  std::map<std::vector<uintptr_t>, ::fbl::cost::ReadCost> readMemo;
+  KeyMap<uintptr_t> structureIds;
+  KeyMap<::fbl::cost::KernelCost> memo;
+  KeyMap<::fbl::cost::ReadCost> readMemo;
 };
 
 } // namespace mlir::fbl
