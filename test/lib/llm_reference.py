@@ -57,6 +57,20 @@ def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
     "<prefix>.lora_B.weight" pair in `weights` adds (alpha / rank) B A to
     "<prefix>.weight", as PEFT's LoRA layers do. `trainable` (names) limits
     the returned gradients; None: every weight."""
+    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
+                         requires_grad=trainable is None or k in trainable)
+         for k, v in weights.items()}
+    ids_t = torch.tensor(ids, dtype=torch.long)
+    labels_t = torch.tensor(labels, dtype=torch.long)
+    loss = forward_loss(config, w, ids_t, labels_t, lora)
+    loss.backward()
+    return float(loss), {k: t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
+                         for k, t in w.items() if t.requires_grad}
+
+
+def forward_loss(config, w, ids_t, labels_t, lora=None):
+    """The model's loss from weight tensors `w` (any dtype and device; the
+    computation follows them) on token ids and labels (long tensors)."""
     family = config["model_type"]
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
@@ -66,12 +80,8 @@ def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
     eps = config.get("rms_norm_eps", 1e-6)
     tied = config.get("tie_word_embeddings", family == "gemma")
     act = _activation(config)
-
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
-                         requires_grad=trainable is None or k in trainable)
-         for k, v in weights.items()}
-    ids_t = torch.tensor(ids, dtype=torch.long)
-    labels_t = torch.tensor(labels, dtype=torch.long)
+    some = next(iter(w.values()))
+    dtype, device = some.dtype, some.device
     batch, seq = ids_t.shape
 
     def rms_norm(x, weight):
@@ -96,12 +106,14 @@ def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
     pos = torch.arange(seq, dtype=torch.float32)
     freqs = torch.outer(pos, inv)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().double(), emb.sin().double()
+    cos = emb.cos().to(dtype=dtype, device=device)
+    sin = emb.sin().to(dtype=dtype, device=device)
 
     x = torch.nn.functional.embedding(ids_t, w["model.embed_tokens.weight"])
     if family == "gemma":
-        x = x * torch.tensor(hidden ** 0.5, dtype=torch.float32).double()
-    causal = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+        x = x * torch.tensor(hidden ** 0.5, dtype=torch.float32).to(dtype)
+    causal = torch.triu(torch.ones(seq, seq, dtype=torch.bool, device=device),
+                        diagonal=1)
     for i in range(layers):
         p = f"model.layers.{i}."
         h = rms_norm(x, w[p + "input_layernorm.weight"])
@@ -127,7 +139,5 @@ def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
     logits = x @ head.t()
     shift_logits = logits[:, :-1, :].reshape(-1, logits.shape[-1])
     shift_labels = labels_t[:, 1:].reshape(-1)
-    loss = torch.nn.functional.cross_entropy(shift_logits, shift_labels, ignore_index=-100)
-    loss.backward()
-    return float(loss), {k: t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
-                         for k, t in w.items() if t.requires_grad}
+    return torch.nn.functional.cross_entropy(shift_logits, shift_labels,
+                                             ignore_index=-100)
