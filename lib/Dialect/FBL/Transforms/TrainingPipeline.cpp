@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -49,7 +50,9 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   }
   if (options.kernels) {
     pm.addPass(createFBLLowerToKernelsPass());
-    pm.addPass(createCSEPass());
+    // Kernel bodies are isolated from above: CSE each on its own, in
+    // parallel.
+    pm.nest<func::FuncOp>().nest<DispatchOp>().addPass(createCSEPass());
     pm.addPass(createFBLPlanMemoryPass());
   }
 }
