@@ -115,33 +115,18 @@ struct FunctionReport {
 
 } // namespace
 
-/// A number of `dict` that is an integer or a float.
-static std::optional<double> number(DictionaryAttr dict, StringRef key) {
-  Attribute a = dict.get(key);
-  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
-    return double(i.getInt());
-  if (auto f = dyn_cast_or_null<FloatAttr>(a))
-    return f.getValueAsDouble();
-  return std::nullopt;
-}
-
-static FailureOr<std::optional<Estimate>> readEstimate(DispatchOp dispatch) {
-  Attribute attr = dispatch->getAttr("fbl.estimate");
-  if (!attr)
-    return std::optional<Estimate>();
-  auto dict = dyn_cast<DictionaryAttr>(attr);
-  std::optional<double> fetches, misses, writes, time;
-  if (dict) {
-    fetches = number(dict, "fetches");
-    misses = number(dict, "misses");
-    writes = number(dict, "writes");
-    time = number(dict, "time_ns");
-  }
-  if (!fetches || !misses || !writes || !time)
-    return dispatch.emitError("fbl-cachesim: fbl.estimate of kernel @")
-           << dispatch.getKernel()
-           << " needs fetches, misses, writes and time_ns";
-  return std::optional<Estimate>(Estimate{*fetches, *misses, *writes, *time});
+/// The cost model's estimate on `dispatch` (the dialect verifies its
+/// fields), if there is one.
+static std::optional<Estimate> readEstimate(DispatchOp dispatch) {
+  auto dict = dispatch->getAttrOfType<DictionaryAttr>(
+      FBLDialect::getEstimateAttrName());
+  if (!dict)
+    return std::nullopt;
+  auto count = [&](StringRef key) {
+    return double(dict.getAs<IntegerAttr>(key).getInt());
+  };
+  return Estimate{count("fetches"), count("misses"), count("writes"),
+                  dict.getAs<FloatAttr>("time_ns").getValueAsDouble()};
 }
 
 static std::string dims(const std::array<int64_t, 3> &d) {
@@ -336,8 +321,17 @@ int main(int argc, char **argv) {
   registry.insert<FBLDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics as one line each: "file:line:col: error: message".
+  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &d) {
+    if (auto loc = d.getLocation()->findInstanceOf<FileLineColLoc>())
+      llvm::errs() << loc.getFilename().getValue() << ":" << loc.getLine()
+                   << ":" << loc.getColumn() << ": ";
+    const char *severity[] = {"note", "warning", "error", "remark"};
+    llvm::errs() << severity[unsigned(d.getSeverity())] << ": " << d.str()
+                 << "\n";
+    return success();
+  });
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
   if (!input)
@@ -350,8 +344,11 @@ int main(int argc, char **argv) {
   TargetAttr target;
   if (!targetOption.empty()) {
     if (StringRef(targetOption).starts_with("#")) {
-      target =
-          dyn_cast_or_null<TargetAttr>(parseAttribute(targetOption, &context));
+      // A text that does not parse has had its diagnostic.
+      Attribute parsed = parseAttribute(targetOption, &context);
+      if (!parsed)
+        return 1;
+      target = dyn_cast<TargetAttr>(parsed);
       if (!target)
         return fail("--target: '" + targetOption +
                     "' is not an #fbl.target attribute");
@@ -379,9 +376,8 @@ int main(int argc, char **argv) {
       if (!kernelOption.empty() && dispatch.getKernel() != kernelOption)
         return WalkResult::advance();
       kernelFound = true;
-      FailureOr<std::optional<Estimate>> estimate = readEstimate(dispatch);
       FailureOr<cs::Program> program = compileKernel(dispatch);
-      if (failed(estimate) || failed(program))
+      if (failed(program))
         return WalkResult::interrupt();
       cs::SimulationOptions options;
       int64_t resident = std::max<int64_t>(
@@ -397,7 +393,7 @@ int main(int argc, char **argv) {
       k.name = program->kernel;
       k.grid = program->grid;
       k.workgroup = program->workgroup;
-      k.estimate = *estimate;
+      k.estimate = readEstimate(dispatch);
       if (!cs::simulate(*program, description, options, k.result, error)) {
         fail(error);
         return WalkResult::interrupt();
