@@ -6,24 +6,21 @@
 
 using namespace fbl::cachesim;
 
-/// A 64-bit mix (splitmix64's finalizer): salts that differ in one bit
-/// differ in about half.
-static uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+/// A salt for a memory object (and layer): constant per image layer, so it
+/// permutes the sets of its lines without changing which collide.
+static uint64_t salt(uint64_t object, uint64_t layer, unsigned bits) {
+  if (bits == 0)
+    return 0;
+  return ((object + 1) * 0xbf58476d1ce4e5b9ULL +
+          layer * 0x94d049bb133111ebULL) >>
+         (64 - bits);
 }
 
-uint64_t fbl::cachesim::foldSetIndex(uint64_t key, uint64_t sets) {
-  if (sets <= 1)
-    return 0;
+unsigned fbl::cachesim::setIndexBits(uint64_t sets) {
   unsigned bits = 0;
   while ((uint64_t(1) << bits) < sets)
     ++bits;
-  uint64_t mask = (uint64_t(1) << bits) - 1, folded = 0;
-  for (; key; key >>= bits)
-    folded ^= key & mask;
-  return folded % sets;
+  return bits;
 }
 
 uint64_t fbl::cachesim::interleaveBits(uint32_t x, uint32_t y) {
@@ -75,37 +72,52 @@ TextureCache::TextureCache(std::array<int64_t, 2> lineTexels, int64_t bytes,
                            unsigned ways)
     : lineTexels({std::max<int64_t>(lineTexels[0], 1),
                   std::max<int64_t>(lineTexels[1], 1)}),
-      cache(texelCacheSets(lineTexels, bytes, ways), ways) {}
+      lineShift({-1, -1}), cache(texelCacheSets(lineTexels, bytes, ways), ways),
+      bits(setIndexBits(cache.sets())) {
+  auto log2 = [](int64_t v) {
+    int s = 0;
+    while ((int64_t(1) << s) < v)
+      ++s;
+    return (int64_t(1) << s) == v ? s : -1;
+  };
+  int w = log2(this->lineTexels[0]), h = log2(this->lineTexels[1]);
+  if (w >= 0 && h >= 0)
+    lineShift = {w, h};
+}
 
-uint64_t TextureCache::tagOf(const TexelAddress &a) const {
-  // Image (8 bits), layer (12), line row (22), line column (22): wider
-  // than any target's image limits in lines.
-  uint64_t lx = uint64_t(a.x / lineTexels[0]) & 0x3fffff;
-  uint64_t ly = uint64_t(a.y / lineTexels[1]) & 0x3fffff;
-  return (uint64_t(a.image & 0xff) << 56) | (uint64_t(a.layer & 0xfff) << 44) |
-         (ly << 22) | lx;
+uint64_t TextureCache::setOf(const TexelAddress &a,
+                             std::array<uint64_t, 2> line) const {
+  uint64_t set =
+      hashSetIndex(interleaveBits(uint32_t(line[0]), uint32_t(line[1])),
+                   cache.sets(), bits) ^
+      salt(a.image, uint64_t(a.layer), bits);
+  return set < cache.sets() ? set : set % cache.sets();
 }
 
 uint64_t TextureCache::setOf(const TexelAddress &a) const {
-  uint64_t lx = uint64_t(a.x / lineTexels[0]);
-  uint64_t ly = uint64_t(a.y / lineTexels[1]);
-  uint64_t salt = mix((uint64_t(a.image) << 32) | uint64_t(a.layer));
-  return foldSetIndex(interleaveBits(uint32_t(lx), uint32_t(ly)) ^ salt,
-                      cache.sets());
+  return setOf(a, lineOf(a));
 }
 
 bool TextureCache::access(const TexelAddress &a) {
-  return cache.access(setOf(a), tagOf(a));
+  std::array<uint64_t, 2> line = lineOf(a);
+  // Image (8 bits), layer (12), line row (22), line column (22): wider
+  // than any target's image limits in lines.
+  uint64_t tag = (uint64_t(a.image & 0xff) << 56) |
+                 (uint64_t(a.layer & 0xfff) << 44) |
+                 ((line[1] & 0x3fffff) << 22) | (line[0] & 0x3fffff);
+  return cache.access(setOf(a, line), tag);
 }
 
 BufferCache::BufferCache(int64_t bytes, unsigned ways)
     : cache(uint64_t(std::max<int64_t>(
                 bytes / (kBufferLineBytes * std::max(ways, 1u)), 1)),
-            ways) {}
+            ways),
+      bits(setIndexBits(cache.sets())) {}
 
 uint64_t BufferCache::setOf(uint32_t buffer, int64_t byteOffset) const {
   uint64_t line = uint64_t(byteOffset / kBufferLineBytes);
-  return foldSetIndex(line ^ mix(uint64_t(buffer) + 1), cache.sets());
+  uint64_t set = hashSetIndex(line, cache.sets(), bits) ^ salt(buffer, 0, bits);
+  return set < cache.sets() ? set : set % cache.sets();
 }
 
 bool BufferCache::access(uint32_t buffer, int64_t byteOffset) {

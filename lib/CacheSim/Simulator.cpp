@@ -402,6 +402,34 @@ bool Machine::step(Group &g, int64_t i) {
 
 } // namespace
 
+namespace {
+/// Compute units that run alike: `units` of them, each running
+/// `groupsEach` work-groups; `first` is the one simulated.
+struct UnitClass {
+  int64_t first, units, groupsEach;
+};
+} // namespace
+
+/// The units to simulate. Unit u runs groups u, u + units, u + 2 units, ...
+/// so units differ only in how many groups they get: ceil(total / units)
+/// for the first total % units of them, one fewer for the rest.
+static std::vector<UnitClass> unitClasses(int64_t total, int64_t units,
+                                          bool everyUnit) {
+  int64_t used = std::min(units, total);
+  int64_t each = total / units, extra = total % units;
+  std::vector<UnitClass> classes;
+  if (everyUnit) {
+    for (int64_t u = 0; u < used; ++u)
+      classes.push_back({u, 1, each + (u < extra)});
+  } else if (total <= units || extra == 0) {
+    classes.push_back({0, used, (total + units - 1) / units});
+  } else {
+    classes.push_back({0, extra, each + 1});
+    classes.push_back({extra, units - extra, each});
+  }
+  return classes;
+}
+
 bool fbl::cachesim::simulate(const Program &program,
                              const target::TargetDescription &target,
                              const SimulationOptions &options,
@@ -415,14 +443,12 @@ bool fbl::cachesim::simulate(const Program &program,
   int64_t wave = std::max<int64_t>(e.waveSize, 1);
   result.groupsTotal = total;
   result.computeUnitsUsed = std::min(units, total);
-  // Compute unit u runs groups u, u + units, u + 2 * units, ...
-  for (int64_t unit = 0;
-       unit < (options.everyUnit ? result.computeUnitsUsed : 1); ++unit) {
-    int64_t onUnit = (total - unit + units - 1) / units;
+  for (const UnitClass &c : unitClasses(total, units, options.everyUnit)) {
     int64_t sample = options.groups > 0 && !options.everyUnit
-                         ? std::min(options.groups, onUnit)
-                         : onUnit;
+                         ? std::min(options.groups, c.groupsEach)
+                         : c.groupsEach;
     result.groupsSimulated += sample;
+    AccessCounts before = result.simulated;
     Machine machine(program, target, options, result, error);
     std::vector<Group> slots(size_t(std::min(resident, sample)));
     int64_t next = 0, running = 0;
@@ -430,7 +456,7 @@ bool fbl::cachesim::simulate(const Program &program,
       // A new group starts in every slot whose group has finished.
       for (Group &g : slots)
         if (g.linear < 0 && next < sample) {
-          machine.start(g, unit + next++ * units);
+          machine.start(g, c.first + next++ * units);
           ++running;
         }
       for (Group &g : slots) {
@@ -457,14 +483,13 @@ bool fbl::cachesim::simulate(const Program &program,
         --running;
       }
     }
+    // This unit's counts stand for the class's groups.
+    const AccessCounts &after = result.simulated;
+    double scale = double(c.groupsEach * c.units) / double(sample);
+    result.fetches += double(after.fetches() - before.fetches()) * scale;
+    result.misses += double(after.misses() - before.misses()) * scale;
+    result.writes += double(after.writes() - before.writes()) * scale;
   }
-
-  result.scale = result.groupsSimulated
-                     ? double(total) / double(result.groupsSimulated)
-                     : 0;
-  result.fetches = double(result.simulated.fetches()) * result.scale;
-  result.misses = double(result.simulated.misses()) * result.scale;
-  result.writes = double(result.simulated.writes()) * result.scale;
   result.timeNs =
       estimateTimeNs(e, total, result.fetches, result.misses, result.writes);
   return true;

@@ -22,12 +22,22 @@ inline constexpr int64_t kTexelBytes = 16;
 /// Bytes of one line of the buffer cache.
 inline constexpr int64_t kBufferLineBytes = 64;
 
-/// Folds `key` into a set index below `sets` by XOR of its `bits`-bit
-/// chunks (bits = ceil(log2 sets)): every bit of the key decides the set,
-/// so strides of a power of two spread over the sets instead of landing in
-/// one, and keys that differ only in their low `bits` bits get different
-/// sets when `sets` is a power of two.
-uint64_t foldSetIndex(uint64_t key, uint64_t sets);
+/// Bits of a set index below `sets`: ceil(log2 sets).
+unsigned setIndexBits(uint64_t sets);
+
+/// The set of `key` among `sets` (`bits` = setIndexBits(sets)): its low
+/// `bits` bits XOR a multiplicative hash of the bits above. Keys that
+/// differ only in their low bits get different sets (when `sets` is a
+/// power of two), and the high bits still decide the set, so strides of a
+/// power of two spread over the sets instead of landing in one.
+inline uint64_t hashSetIndex(uint64_t key, uint64_t sets, unsigned bits) {
+  if (bits == 0)
+    return 0;
+  uint64_t low = key & ((uint64_t(1) << bits) - 1);
+  uint64_t high = ((key >> bits) * 0x9e3779b97f4a7c15ULL) >> (64 - bits);
+  uint64_t set = low ^ high;
+  return set < sets ? set : set % sets;
+}
 
 /// Interleaves the bits of x and y (x in the even bits): the Morton (Z)
 /// order of a 2D position.
@@ -67,9 +77,9 @@ struct TexelAddress {
 
 /// A texture cache: lines of `lineTexels` = (w, h) texels of one image
 /// layer, 2D-blocked ((x / w, y / h) names the line), `bytes` of capacity
-/// in `ways`-way sets. The set of a line is the XOR-fold of its Morton
-/// code (so a 2D neighbourhood of lines spreads over all sets) salted with
-/// the image and layer.
+/// in `ways`-way sets. The set of a line is hashSetIndex of its Morton code
+/// (so an aligned 2D neighbourhood of lines spreads over all sets) XOR a
+/// salt of the image and layer.
 class TextureCache {
 public:
   TextureCache(std::array<int64_t, 2> lineTexels, int64_t bytes, unsigned ways);
@@ -83,15 +93,24 @@ public:
   const SetAssociativeCache &lines() const { return cache; }
 
 private:
-  uint64_t tagOf(const TexelAddress &a) const;
+  /// The line column and row of a texel.
+  std::array<uint64_t, 2> lineOf(const TexelAddress &a) const {
+    if (lineShift[0] >= 0)
+      return {uint64_t(a.x) >> lineShift[0], uint64_t(a.y) >> lineShift[1]};
+    return {uint64_t(a.x / lineTexels[0]), uint64_t(a.y / lineTexels[1])};
+  }
+  uint64_t setOf(const TexelAddress &a, std::array<uint64_t, 2> line) const;
 
   std::array<int64_t, 2> lineTexels;
+  /// log2 of the line's width and height when both are powers of two.
+  std::array<int, 2> lineShift;
   SetAssociativeCache cache;
+  unsigned bits;
 };
 
 /// A linear cache of 64-byte lines over buffers, `bytes` of capacity in
-/// `ways`-way sets; a line's set is the XOR-fold of its line number salted
-/// with the buffer.
+/// `ways`-way sets; a line's set is hashSetIndex of its line number XOR a
+/// salt of the buffer.
 class BufferCache {
 public:
   BufferCache(int64_t bytes, unsigned ways);
@@ -105,6 +124,7 @@ public:
 
 private:
   SetAssociativeCache cache;
+  unsigned bits;
 };
 
 } // namespace fbl::cachesim

@@ -62,10 +62,9 @@ struct KernelResult {
   /// Work-groups of the grid, those that ran, and the compute units the
   /// grid occupies.
   int64_t groupsTotal = 0, groupsSimulated = 0, computeUnitsUsed = 0;
-  /// groupsTotal / groupsSimulated: what the simulated counts are
-  /// multiplied by.
-  double scale = 1;
-  /// The whole grid's counts (simulated x scale) and estimated time.
+  /// The whole grid's counts (each simulated unit's counts times the
+  /// groups of the units like it over the groups it ran) and estimated
+  /// time.
   double fetches = 0, misses = 0, writes = 0;
   double timeNs = 0;
   /// Work-items that ran and the instructions they executed.
@@ -77,14 +76,15 @@ struct KernelResult {
 double estimateTimeNs(const target::ExecutionModel &e, int64_t groups,
                       double fetches, double misses, double writes);
 
-/// Runs `program` on compute unit 0 of `target` (or on each, see
-/// `everyUnit`): its work-groups (every compute_units-th of the grid, in
-/// order; `options.groups` of them) in
-/// resident sets of resident_items / work-group size sharing one texture
-/// cache and one buffer cache, waves of wave_size items issuing their
-/// accesses round-robin. False with `error` set when an access falls
-/// outside its tensor, a barrier is not reached by every item, or an
-/// arithmetic fault occurs.
+/// Runs `program` on compute unit 0 of `target` and, when the grid's
+/// work-groups do not divide evenly over the units, on the first unit with
+/// one group fewer (or on every unit, see `everyUnit`): each unit's
+/// work-groups (every compute_units-th of the grid, in order;
+/// `options.groups` of them) in resident sets of resident_items /
+/// work-group size sharing one texture cache and one buffer cache, waves
+/// of wave_size items issuing their accesses round-robin. False with `error`
+/// set when an access falls outside its tensor, a barrier is not reached by
+/// every item, or an arithmetic fault occurs.
 bool simulate(const Program &program, const target::TargetDescription &target,
               const SimulationOptions &options, KernelResult &result,
               std::string &error);
