@@ -443,8 +443,13 @@ bool fbl::cachesim::simulate(const Program &program,
   int64_t wave = std::max<int64_t>(e.waveSize, 1);
   result.groupsTotal = total;
   result.computeUnitsUsed = std::min(units, total);
-  for (const UnitClass &c : unitClasses(total, units, options.everyUnit)) {
-    int64_t sample = options.groups > 0 && !options.everyUnit
+  // A grid of no more groups than the sample runs whole, on every unit: a
+  // sample of it would be a handful of groups per unit, too few for the
+  // differences between groups to average out.
+  bool whole =
+      options.everyUnit || (options.groups > 0 && total <= options.groups);
+  for (const UnitClass &c : unitClasses(total, units, whole)) {
+    int64_t sample = options.groups > 0 && !whole
                          ? std::min(options.groups, c.groupsEach)
                          : c.groupsEach;
     result.groupsSimulated += sample;

@@ -6,9 +6,11 @@
 //   time = 8 us launch + (512 x 1.5 + 64 x 6 + 512 x 1.5) ns = 9.92 us.
 // RUN: fbl-cachesim %s | FileCheck %s
 // RUN: fbl-cachesim %s --json | FileCheck %s --check-prefix=JSON
-// The preset's 6 compute units: unit 0 runs group 0 of 4 (16 x 4 = 16 lines
-// of 128 texels), scaled by 4; the time spreads over the 4 units used.
-// RUN: fbl-cachesim %s --target=adreno-a740 | FileCheck %s --check-prefix=SAMPLE
+// The preset's 6 compute units, a sample of 1 group: unit 0 runs group 0 of
+// 4 (16 x 4 = 16 lines of 128 texels), scaled by 4; the time spreads over
+// the 4 units used. (Grids no larger than the sample run whole.)
+// RUN: fbl-cachesim %s --target=adreno-a740 --groups=1 | FileCheck %s --check-prefix=SAMPLE
+// RUN: fbl-cachesim %s --target=adreno-a740 --groups=4 | FileCheck %s --check-prefix=WHOLE
 
 // CHECK: target adreno-a740: 1 compute units, waves of 64, 1024 resident work-items per unit; texture cache 16384 B, 4-way, lines of 4x2 texels
 // CHECK: @copy
@@ -17,6 +19,7 @@
 // CHECK-NEXT: total @copy: 1 kernels, 512 fetches, 64 misses (87.5% hits), 512 writes, 9.92 us
 
 // SAMPLE: copy 64x8x1 16x8x1 1/4 512 64 87.5 512 8.48
+// WHOLE: copy 64x8x1 16x8x1 4/4 512 64 87.5 512 8.48
 
 // JSON:      "fetches": 512.0,
 // JSON:      "groups": 4,

@@ -78,9 +78,10 @@ double estimateTimeNs(const target::ExecutionModel &e, int64_t groups,
 
 /// Runs `program` on compute unit 0 of `target` and, when the grid's
 /// work-groups do not divide evenly over the units, on the first unit with
-/// one group fewer (or on every unit, see `everyUnit`): each unit's
-/// work-groups (every compute_units-th of the grid, in order;
-/// `options.groups` of them) in resident sets of resident_items /
+/// one group fewer (on every unit with `everyUnit` or when the grid has at
+/// most `options.groups` groups): each unit's work-groups (every
+/// compute_units-th of the grid, in order; `options.groups` of them) in
+/// resident sets of resident_items /
 /// work-group size sharing one texture cache and one buffer cache, waves
 /// of wave_size items issuing their accesses round-robin. False with `error`
 /// set when an access falls outside its tensor, a barrier is not reached by
