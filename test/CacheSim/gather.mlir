@@ -15,11 +15,11 @@
 // CHECK-NEXT: "texel_misses": 4,
 // CHECK-NEXT: "texel_writes": 0,
 
-// TRACE:      @gather read in0 [0] item (0, 0, 0) miss
-// TRACE-NEXT: @gather read in0 [1] item (1, 0, 0) hit
-// TRACE-COUNT-6: @gather read in0 [{{[0-9]+}}] item ({{[0-9]+}}, 0, 0) hit
-// TRACE-NEXT: @gather read in0 [8] item (8, 0, 0) miss
-// TRACE-COUNT-7: @gather read in0 [{{[0-9]+}}] item ({{[0-9]+}}, 0, 0) hit
+// TRACE:      @gather read in0 [0] line 0 item (0, 0, 0) miss
+// TRACE-NEXT: @gather read in0 [1] line 0 item (1, 0, 0) hit
+// TRACE-COUNT-6: @gather read in0 [{{[0-9]+}}] line 0 item ({{[0-9]+}}, 0, 0) hit
+// TRACE-NEXT: @gather read in0 [8] line 1 item (8, 0, 0) miss
+// TRACE-COUNT-7: @gather read in0 [{{[0-9]+}}] line 1 item ({{[0-9]+}}, 0, 0) hit
 // TRACE-NEXT: @gather read in1 [0, {{[0-3]}}, 0] item (0, 0, 0) miss
 // TRACE-COUNT-15: @gather read in1 [0, {{[0-3]}}, {{[0-9]+}}] item
 

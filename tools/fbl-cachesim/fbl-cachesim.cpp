@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fbl/CacheSim/Cache.h"
 #include "fbl/CacheSim/KernelCompiler.h"
 #include "fbl/CacheSim/Simulator.h"
 #include "fbl/CacheSim/Statistics.h"
@@ -154,7 +155,9 @@ static void printTrace(const cs::Program &p, const cs::AccessEvent &e) {
       e.kind == cs::AccessEvent::TexelWrite)
     os << formatv(" [{0}, {1}, {2}]", e.layer, e.y, e.x);
   else
-    os << formatv(" [{0}]", e.x);
+    os << formatv(" [{0}] line {1}", e.x,
+                  e.x * p.operands[e.operand].elementBytes /
+                      cs::kBufferLineBytes);
   os << formatv(" item ({0}, {1}, {2})", e.item[0], e.item[1], e.item[2]);
   if (e.kind == cs::AccessEvent::TexelRead ||
       e.kind == cs::AccessEvent::BufferRead)
