@@ -12,7 +12,7 @@
 // RUN: fbl-cachesim %s --target=adreno-a740 --groups=1 | FileCheck %s --check-prefix=SAMPLE
 // RUN: fbl-cachesim %s --target=adreno-a740 --groups=4 | FileCheck %s --check-prefix=WHOLE
 
-// CHECK: target adreno-a740: 1 compute units, waves of 64, 1024 resident work-items per unit; texture cache 16384 B, 4-way, lines of 4x2 texels
+// CHECK: target adreno-a740: compute units 1, wave 64, resident work-items 1024 per unit; texture cache 16384 B, 4-way, 4x2-texel lines
 // CHECK: @copy
 // CHECK-NEXT: kernel
 // CHECK-NEXT: copy 64x8x1 16x8x1 4/4 512 64 87.5 512 9.92

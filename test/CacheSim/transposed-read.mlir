@@ -9,11 +9,11 @@
 // RUN: fbl-cachesim %s | FileCheck %s --check-prefix=SMALL
 // RUN: fbl-cachesim %s --target='#fbl.target<"adreno-a740", cache_line_texels = [4, 1], cache_bytes = 1024, cache_ways = 16, compute_units = 1, wave_size = 16>' | FileCheck %s --check-prefix=LARGE
 
-// SMALL: texture cache 256 B, 4-way, lines of 4x1 texels
+// SMALL: texture cache 256 B, 4-way, 4x1-texel lines
 // SMALL: rows 16x1x1 16x1x1 1/1 256 64 75.0 0
 // SMALL: columns 16x1x1 16x1x1 1/1 256 256 0.0 0
 
-// LARGE: texture cache 1024 B, 16-way, lines of 4x1 texels
+// LARGE: texture cache 1024 B, 16-way, 4x1-texel lines
 // LARGE: rows 16x1x1 16x1x1 1/1 256 64 75.0 0
 // LARGE: columns 16x1x1 16x1x1 1/1 256 64 75.0 0
 

@@ -36,8 +36,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <optional>
 
 using namespace mlir;
@@ -194,9 +194,9 @@ static void printTable(const ::fbl::target::TargetDescription &t,
                        const Agreement &agree) {
   llvm::raw_ostream &os = llvm::outs();
   const ::fbl::target::ExecutionModel &e = t.execution;
-  os << formatv("target {0}: {1} compute units, waves of {2}, {3} resident "
-                "work-items per unit; texture cache {4} B, {5}-way, lines of "
-                "{6}x{7} texels\n",
+  os << formatv("target {0}: compute units {1}, wave {2}, resident "
+                "work-items {3} per unit; texture cache {4} B, {5}-way, "
+                "{6}x{7}-texel lines\n",
                 t.name, e.computeUnits, e.waveSize, e.residentItems,
                 t.cacheBytes, t.cacheWays, t.cacheLineTexels[0],
                 t.cacheLineTexels[1]);
