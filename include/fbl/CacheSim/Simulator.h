@@ -1,4 +1,4 @@
-//===- Simulator.h - Replaying kernels through the texture cache -*- C++ -*-===//
+//===- Simulator.h - Replaying kernels through a texture cache --*- C++ -*-===//
 //
 // Runs a kernel's program (fbl/CacheSim/Program.h) for a sample of its
 // work-groups, scheduled as the target schedules them, and replays every
