@@ -27,6 +27,7 @@ tool_dirs = [config.fbl_tools_dir, config.llvm_tools_dir]
 tools = [
     "fbl-opt",
     "fbl-translate",
+    "fbl-cachesim",
     ToolSubst("fbl-capi-test", unresolved="ignore"),
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("not", unresolved="fatal"),
