@@ -100,12 +100,24 @@ public:
         perDim[t.factor.dim].push_back({axis, t.divisor, t.modulus, t.stride});
   }
 
+  /// Whether `a` issues a read at loop values `loops` (slices).
+  static bool reads(const TensorAccess &a, const std::vector<int64_t> &loops) {
+    if (a.mul.empty())
+      return true;
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      int l = a.loopOfDim[d];
+      if (a.indexAt(d, l >= 0 ? loops[static_cast<size_t>(l)] : 0) < 0)
+        return false;
+    }
+    return true;
+  }
+
   /// The line holding the element at loop values `loops`.
   Read lineOf(const std::vector<int64_t> &loops) const {
     int64_t coord[fl::kNumAxes] = {0, 0, 0};
     for (size_t d = 0; d < perDim.size(); ++d) {
       int l = access.loopOfDim[d];
-      int64_t i = l >= 0 ? loops[static_cast<size_t>(l)] : 0;
+      int64_t i = access.indexAt(d, l >= 0 ? loops[static_cast<size_t>(l)] : 0);
       for (const Term &t : perDim[d]) {
         int64_t v = i / t.divisor;
         if (t.modulus)
@@ -304,6 +316,7 @@ private:
           reads.push_back(mapper.lineOf(loops));
         continue;
       }
+      const TensorAccess &in = k.inputs[only];
       for (int64_t r = 0; r < window; ++r) {
         // Reduction loops as an odometer, the innermost fastest.
         int64_t rest = r;
@@ -313,7 +326,13 @@ private:
           loops[l] = rest % k.ranges[l];
           rest /= k.ranges[l];
         }
-        reads.push_back(mapper.lineOf(loops));
+        bool issued =
+            in.outsideOf >= 0
+                ? !LineMapper::reads(
+                      k.inputs[static_cast<size_t>(in.outsideOf)], loops)
+                : LineMapper::reads(in, loops);
+        if (issued)
+          reads.push_back(mapper.lineOf(loops));
       }
       if (channelLength == 0)
         channelLength = static_cast<int64_t>(reads.size() - before);
@@ -400,10 +419,18 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   // Exact fetches.
   switch (k.kind) {
   case KernelKind::PerTexel:
-  case KernelKind::PerElement:
-    c.fetches = fl::Layout::product(k.output.shape) *
-                (init ? 1 : reductionIterations(k));
+  case KernelKind::PerElement: {
+    int64_t elements = fl::Layout::product(k.output.shape);
+    if (init) {
+      c.fetches = elements;
+      break;
+    }
+    const TensorAccess &in = k.inputs[input];
+    // A slice's source is read once per element, an insert's destination
+    // around the slice only.
+    c.fetches = in.issued >= 0 ? in.issued : elements * reductionIterations(k);
     break;
+  }
   case KernelKind::RegisterTiledGemm:
   case KernelKind::LocalTiledGemm: {
     bool local = k.kind == KernelKind::LocalTiledGemm;

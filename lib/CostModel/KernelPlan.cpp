@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -236,26 +237,78 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
   k.reduction.assign(shape.size(), false);
   k.output = {shape, identityLoops(shape.size()), out};
   Value source = op->getNumOperands() ? op->getOperand(0) : Value();
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
-    source = insert.getSource();
   if (isa<scf::ForOp>(op)) {
     // A scatter: one data-dependent read-modify-write per element.
     k.gathersPerIteration = 1;
     return k;
   }
+  auto operandNumber = [&](Value v) {
+    for (OpOperand &o : op->getOpOperands())
+      if (o.get() == v)
+        return o.getOperandNumber();
+    return 0u;
+  };
+  auto addInput = [&](Value v, std::vector<int> loops) -> fc::TensorAccess * {
+    unsigned n = operandNumber(v);
+    if (n >= operandLayouts.size() || !operandLayouts[n])
+      return nullptr;
+    auto type = cast<RankedTensorType>(v.getType());
+    k.inputs.push_back({shapeOf(type), std::move(loops),
+                        layoutOf(type, operandLayouts[n])});
+    k.inputOperands.push_back(n);
+    return &k.inputs.back();
+  };
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    // Source index d: offset + stride * (the result dim it keeps), or the
+    // offset where the slice drops d.
+    llvm::SmallBitVector dropped = extract.getDroppedDims();
+    std::vector<int> loops;
+    int next = 0;
+    for (unsigned d = 0; d < dropped.size(); ++d)
+      loops.push_back(dropped.test(d) ? -1 : next++);
+    if (fc::TensorAccess *in = addInput(extract.getSource(), loops)) {
+      in->mul.assign(extract.getStaticStrides().begin(),
+                     extract.getStaticStrides().end());
+      in->add.assign(extract.getStaticOffsets().begin(),
+                     extract.getStaticOffsets().end());
+      in->div.assign(loops.size(), 1);
+    }
+    return k;
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    // Source index: (i - offset) / stride of the destination dim it fills,
+    // read inside the slice only; the destination is read around it.
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    std::vector<int> loops;
+    std::vector<int64_t> mul, add, div;
+    for (unsigned d = 0; d < dropped.size(); ++d)
+      if (!dropped.test(d)) {
+        loops.push_back(static_cast<int>(d));
+        mul.push_back(1);
+        add.push_back(-insert.getStaticOffsets()[d]);
+        div.push_back(insert.getStaticStrides()[d]);
+      }
+    int64_t inside = insert.getSourceType().getNumElements();
+    if (fc::TensorAccess *in = addInput(insert.getSource(), loops)) {
+      in->mul = mul;
+      in->add = add;
+      in->div = div;
+      in->issued = inside;
+    }
+    int source = static_cast<int>(k.inputs.size()) - 1;
+    if (!insert.getDest().getDefiningOp<tensor::EmptyOp>() && source >= 0)
+      if (fc::TensorAccess *dest = addInput(insert.getDest(),
+                                            identityLoops(shape.size()))) {
+        dest->outsideOf = source;
+        dest->issued = fl::Layout::product(shape) - inside;
+      }
+    return k;
+  }
   if (source && isa<RankedTensorType>(source.getType())) {
     auto type = cast<RankedTensorType>(source.getType());
-    unsigned n = 0;
-    for (OpOperand &o : op->getOpOperands())
-      if (o.get() == source)
-        n = o.getOperandNumber();
-    if (n < operandLayouts.size() && operandLayouts[n]) {
-      std::vector<int> loops = identityLoops(shape.size());
-      loops.resize(type.getRank(), -1);
-      k.inputs.push_back(
-          {shapeOf(type), loops, layoutOf(type, operandLayouts[n])});
-      k.inputOperands.push_back(n);
-    }
+    std::vector<int> loops = identityLoops(shape.size());
+    loops.resize(type.getRank(), -1);
+    addInput(source, loops);
   }
   return k;
 }

@@ -9,6 +9,7 @@
 #include "fbl/CostModel/KernelPlan.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -34,8 +35,11 @@ uintptr_t OpCostModel::structureOf(Operation *op) {
       reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()),
       reinterpret_cast<uintptr_t>(
           op->getRawDictionaryAttrs().getAsOpaquePointer())};
-  for (Value v : op->getOperands())
+  // Operands from tensor.empty are never read (inserts into them).
+  for (Value v : op->getOperands()) {
     key.push_back(plainType(v.getType()));
+    key.push_back(v.getDefiningOp<tensor::EmptyOp>() ? 1 : 0);
+  }
   key.push_back(0);
   for (Value v : op->getResults())
     key.push_back(plainType(v.getType()));

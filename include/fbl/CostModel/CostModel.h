@@ -78,6 +78,26 @@ struct TensorAccess {
   std::vector<int64_t> shape;
   std::vector<int> loopOfDim;
   layout::Layout layout;
+  /// Slices: index d is (mul[d] * loop + add[d]) / div[d] (empty: the
+  /// loop itself); a read whose index is off the stride or outside the
+  /// tensor is not issued.
+  std::vector<int64_t> mul, add, div;
+  /// Reads issued only where input `outsideOf`'s read is not (the
+  /// destination around an inserted slice); -1: always.
+  int outsideOf = -1;
+  /// Reads the launch issues when not one per output element and
+  /// iteration (an inserted slice, the destination around it); -1: that.
+  int64_t issued = -1;
+
+  /// The index of dim `d` at loop value `i`, or -1 where no read is issued.
+  int64_t indexAt(size_t d, int64_t i) const {
+    if (mul.empty())
+      return i;
+    int64_t v = mul[d] * i + add[d];
+    if (v < 0 || v % div[d] != 0 || v / div[d] >= shape[d])
+      return -1;
+    return v / div[d];
+  }
 };
 
 /// One kernel as fbl emits it.
