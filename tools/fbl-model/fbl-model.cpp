@@ -23,23 +23,26 @@
 using namespace llvm;
 using namespace fbl::models;
 
-static cl::opt<std::string> modelName("model",
+static cl::OptionCategory category("fbl-model options");
+
+static cl::opt<std::string> modelName("model", cl::cat(category),
                                       cl::desc("Preset name or config.json"),
                                       cl::value_desc("preset|file"));
-static cl::opt<int64_t> seqLen("seq", cl::desc("Sequence length"),
-                               cl::init(128));
-static cl::opt<int64_t> batchSize("batch", cl::desc("Batch size"),
-                                  cl::init(1));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+static cl::opt<int64_t> seqLen("seq", cl::cat(category),
+                               cl::desc("Sequence length"), cl::init(128));
+static cl::opt<int64_t> batchSize("batch", cl::cat(category),
+                                  cl::desc("Batch size"), cl::init(1));
+static cl::opt<std::string> outputFile("o", cl::cat(category),
+                                       cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-static cl::opt<std::string> funcName("name",
+static cl::opt<std::string> funcName("name", cl::cat(category),
                                      cl::desc("Name of the model function"),
                                      cl::init("model"));
-static cl::opt<bool> listPresets("list-presets",
+static cl::opt<bool> listPresets("list-presets", cl::cat(category),
                                  cl::desc("Print the bundled configs"));
-static cl::opt<bool> printConfig("print-config",
+static cl::opt<bool> printConfig("print-config", cl::cat(category),
                                  cl::desc("Print the config.json text"));
-static cl::opt<bool> describe("describe",
+static cl::opt<bool> describe("describe", cl::cat(category),
                               cl::desc("Print the model's dimensions"));
 
 static int fail(const Twine &message) {
@@ -59,6 +62,7 @@ static void printDescription(raw_ostream &os, const ModelConfig &c) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "fbl model builder\n");
   if (listPresets) {
     for (StringRef name : presetNames()) {
@@ -95,15 +99,16 @@ int main(int argc, char **argv) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  if (failed(buildDecoderModel(*module, *config, {batchSize, seqLen},
-                               funcName)))
+  if (failed(
+          buildDecoderModel(*module, *config, {batchSize, seqLen}, funcName)))
     return fail(diagnostic);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the built model does not verify: " +
                 diagnostic);
 
   std::string error;
-  std::unique_ptr<ToolOutputFile> out = mlir::openOutputFile(outputFile, &error);
+  std::unique_ptr<ToolOutputFile> out =
+      mlir::openOutputFile(outputFile, &error);
   if (!out)
     return fail(error);
   out->os() << "// " << modelName << ": ";
