@@ -17,6 +17,8 @@ read -r name layers seq batch < "$stage/shape.txt"
     report=$($stage/bin/fbl-run "$stage/$policy" --device gpu --random-inputs 1 \
       --iterations 20 --profile 2>&1)
     echo "(first run incl. OpenCL build: $(( $(date +%s) - start )) s)"
+    echo "$report" > "${OUT:-/tmp}/fbl-$policy.txt"
+    cp "$stage/$policy/estimates.json" "${OUT:-/tmp}/estimates-$policy.json"
     grep -E "loss|median step time|device memory|kernels" <<<"$report" | head -8
     awk '/^kernel / {p=1; next} p' <<<"$report" | sort -k2 -gr | head -5
   done

@@ -32,8 +32,14 @@ echo "$name $layers $seq $batch" > "$stage/shape.txt"
 for policy in fblayout reuse-forward explicit-transpose; do
   start=$(date +%s.%N)
   "$build/bin/fbl-opt" "$stage/model.mlir" \
-    --fbl-training-pipeline="policy=$policy target=$target optimizer=adamw" |
-    "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/$policy"
+    --fbl-training-pipeline="policy=$policy target=$target optimizer=adamw" \
+    -o "$stage/step.mlir"
+  "$build/bin/fbl-translate" "$stage/step.mlir" --fbl-to-opencl -o "$stage/$policy"
+  # The cost model's per-kernel estimates, for benchmarks/calibrate.py.
+  /usr/bin/python3 benchmarks/kernel_estimates.py "$stage/step.mlir" \
+    "$stage/$policy/estimates.json"
+  rm "$stage/step.mlir"
   echo "$policy: compiled in $(echo "$(date +%s.%N) - $start" | bc) s"
 done
+rm "$stage/model.mlir"
 du -sh "$stage"

@@ -138,7 +138,7 @@ inline const TargetDescription kPresets[] = {
      {16, 16},
      true,
      // Warps of 32, 2048 threads per SM, 132 SMs.
-     {32, 2048, 132, 4000, 250, 4000, 250}},
+     {32, 2048, 132, 4800, 250, 4000, 250}},
 };
 
 /// The preset called `name`, or null.
