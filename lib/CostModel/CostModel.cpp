@@ -57,11 +57,6 @@ public:
     return true;
   }
 
-  void flush() {
-    std::fill(tags.begin(), tags.end(), kEmpty);
-    std::fill(stamps.begin(), stamps.end(), 0);
-  }
-
 private:
   static constexpr uint64_t kEmpty = ~uint64_t(0);
   int64_t sets, ways;
@@ -70,6 +65,38 @@ private:
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Loop iterations of `k`'s reduction nest.
+int64_t reductionIterations(const KernelShape &k) {
+  int64_t n = 1;
+  for (size_t l = 0; l < k.ranges.size(); ++l)
+    if (k.reduction[l])
+      n *= k.ranges[l];
+  return n;
+}
+
+/// Steps of a per-texel kernel's reduction nest: its iterations, with the
+/// walked loop's taken 4 at a time.
+int64_t nestSteps(const KernelShape &k) {
+  if (k.walkLoop < 0)
+    return reductionIterations(k);
+  int64_t walkRange = k.ranges[static_cast<size_t>(k.walkLoop)];
+  return reductionIterations(k) / walkRange * ceilDiv(walkRange, 4);
+}
+
+/// Work-items of a per-texel kernel that compute: the output's texels that
+/// hold an element (a per-element kernel's elements).
+int64_t activeItems(const KernelShape &k) {
+  const TensorAccess &out = k.output;
+  int packed = out.layout.packedDim();
+  if (k.kind == KernelKind::PerElement || out.layout.isBuffer() || packed < 0)
+    return fl::Layout::product(out.shape);
+  int64_t n = 1;
+  for (size_t d = 0; d < out.shape.size(); ++d)
+    n *=
+        static_cast<int>(d) == packed ? ceilDiv(out.shape[d], 4) : out.shape[d];
+  return n;
+}
 
 /// One read of a work-item's trace: a cache line and the set it maps to.
 struct Read {
@@ -159,29 +186,26 @@ public:
         mapper(only < k.inputs.size() ? k.inputs[only] : k.output, only,
                d.cache) {
     for (size_t l = 0; l < k.ranges.size(); ++l)
-      if (k.reduction[l])
-        reductionLoops.push_back(static_cast<int>(l));
-    for (int l : reductionLoops)
-      reductionIterations *= k.ranges[static_cast<size_t>(l)];
+      if (k.reduction[l] && static_cast<int>(l) != k.walkLoop)
+        outerLoops.push_back(static_cast<int>(l));
   }
 
-  int64_t reductionIterations = 1;
-
-  /// Appends the reads of the work-item at global id `item` to `reads`,
-  /// and sets the number of trace positions one output channel takes
-  /// (per-texel kernels).
-  void trace(const std::array<int64_t, 3> &item, std::vector<Read> &reads,
-             int64_t &channelLength) const {
+  /// Appends the reads of the work-item at global id `item` to `reads`.
+  void trace(const std::array<int64_t, 3> &item,
+             std::vector<Read> &reads) const {
     switch (k.kind) {
     case KernelKind::PerTexel:
     case KernelKind::PerElement:
-      perOutput(item, reads, channelLength);
+      perOutput(item, reads);
       break;
     case KernelKind::RegisterTiledGemm:
       registerGemm(item, reads);
       break;
     case KernelKind::LocalTiledGemm:
       localGemm(item, reads);
+      break;
+    case KernelKind::BlockTranspose:
+      blockTranspose(item, reads);
       break;
     }
   }
@@ -285,8 +309,12 @@ private:
       }
   }
 
-  void perOutput(const std::array<int64_t, 3> &item, std::vector<Read> &reads,
-                 int64_t &channelLength) const {
+  /// A per-texel kernel: its valid channels' logical indices (one for a
+  /// per-element kernel); channel 0 reads what the channels share. Steps of
+  /// the reduction nest in order (the walked loop 4 iterations a step), each
+  /// issuing the reads of its iterations, then of its channels.
+  void perOutput(const std::array<int64_t, 3> &item,
+                 std::vector<Read> &reads) const {
     const TensorAccess &out = k.output;
     std::vector<std::vector<int64_t>> elements;
     if (k.kind == KernelKind::PerElement) {
@@ -303,47 +331,74 @@ private:
                 out.shape, fl::TexelCoord{item[2], item[1], item[0], ch}))
           elements.push_back(*idx);
     }
-    int64_t window = std::min(reductionIterations, d.sampledSteps);
-    unsigned init = static_cast<unsigned>(k.inputs.size());
-    size_t before = reads.size();
-    std::vector<int64_t> loops(k.ranges.size(), 0);
-    for (const std::vector<int64_t> &idx : elements) {
-      for (size_t dd = 0; dd < idx.size(); ++dd)
+    bool init = only == k.inputs.size();
+    if (init && !k.readsInit)
+      return;
+    const TensorAccess &a = init ? k.output : k.inputs[only];
+    std::vector<std::vector<int64_t>> loops(
+        elements.size(), std::vector<int64_t>(k.ranges.size(), 0));
+    for (size_t c = 0; c < elements.size(); ++c)
+      for (size_t dd = 0; dd < elements[c].size(); ++dd)
         if (out.loopOfDim[dd] >= 0)
-          loops[static_cast<size_t>(out.loopOfDim[dd])] = idx[dd];
-      if (init == only) {
-        if (k.readsInit)
-          reads.push_back(mapper.lineOf(loops));
-        continue;
-      }
-      const TensorAccess &in = k.inputs[only];
-      for (int64_t r = 0; r < window; ++r) {
-        // Reduction loops as an odometer, the innermost fastest.
-        int64_t rest = r;
-        for (auto it = reductionLoops.rbegin(); it != reductionLoops.rend();
-             ++it) {
-          size_t l = static_cast<size_t>(*it);
-          loops[l] = rest % k.ranges[l];
-          rest /= k.ranges[l];
-        }
-        bool issued =
-            in.outsideOf >= 0
-                ? !LineMapper::reads(
-                      k.inputs[static_cast<size_t>(in.outsideOf)], loops)
-                : LineMapper::reads(in, loops);
-        if (issued)
-          reads.push_back(mapper.lineOf(loops));
-      }
-      if (channelLength == 0)
-        channelLength = static_cast<int64_t>(reads.size() - before);
+          loops[c][static_cast<size_t>(out.loopOfDim[dd])] = elements[c][dd];
+    // Channel c's read at iteration j of a step, unless an earlier one's
+    // fetch serves it.
+    auto issue = [&](size_t c, int64_t j) {
+      if ((c > 0 && a.channelsShareFetch) || (j > 0 && a.stepsShareFetch))
+        return;
+      // Slices read inside their range, inserts' destinations around it.
+      bool issued =
+          a.outsideOf >= 0
+              ? !LineMapper::reads(k.inputs[static_cast<size_t>(a.outsideOf)],
+                                   loops[c])
+              : LineMapper::reads(a, loops[c]);
+      if (issued)
+        reads.push_back(mapper.lineOf(loops[c]));
+    };
+    if (init || a.hoisted) {
+      for (size_t c = 0; c < loops.size(); ++c)
+        issue(c, 0);
+      return;
     }
+    int64_t walkRange = k.walkLoop >= 0 ? k.ranges[k.walkLoop] : 1;
+    int64_t walkSteps = k.walkLoop >= 0 ? ceilDiv(walkRange, 4) : 1;
+    int64_t window = std::min(nestSteps(k), d.sampledSteps);
+    for (int64_t r = 0; r < window; ++r) {
+      // The outer reduction loops as an odometer, the walked loop fastest.
+      int64_t rest = r, walkStep = r % walkSteps;
+      rest /= walkSteps;
+      for (auto it = outerLoops.rbegin(); it != outerLoops.rend(); ++it) {
+        size_t l = static_cast<size_t>(*it);
+        for (std::vector<int64_t> &channel : loops)
+          channel[l] = rest % k.ranges[l];
+        rest /= k.ranges[l];
+      }
+      int64_t iterations =
+          k.walkLoop >= 0 ? std::min<int64_t>(4, walkRange - 4 * walkStep) : 1;
+      for (int64_t j = 0; j < iterations; ++j)
+        for (size_t c = 0; c < loops.size(); ++c) {
+          if (k.walkLoop >= 0)
+            loops[c][static_cast<size_t>(k.walkLoop)] = 4 * walkStep + j;
+          issue(c, j);
+        }
+    }
+  }
+
+  /// A block transpose: the 4 texels of the source's 4x4 block.
+  void blockTranspose(const std::array<int64_t, 3> &item,
+                      std::vector<Read> &reads) const {
+    std::vector<int64_t> loops = batchOrigin(item[2]);
+    loops[static_cast<size_t>(k.mLoop)] = 4 * item[1];
+    loops[static_cast<size_t>(k.nLoop)] = 4 * item[0];
+    block(0, k.inputs[0], k.mLoop, k.nLoop, loops, reads);
   }
 
   const KernelShape &k;
   const DeviceModel &d;
   unsigned only;
   LineMapper mapper;
-  std::vector<int> reductionLoops;
+  /// The reduction loops other than the walked one, outermost first.
+  std::vector<int> outerLoops;
 };
 
 } // namespace
@@ -357,7 +412,8 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
   case KernelKind::PerElement:
     return {fl::Layout::product(k.output.shape), 1, 1};
   case KernelKind::RegisterTiledGemm:
-  case KernelKind::LocalTiledGemm: {
+  case KernelKind::LocalTiledGemm:
+  case KernelKind::BlockTranspose: {
     int64_t batch = 1;
     for (size_t l = 0; l < k.ranges.size(); ++l) {
       int li = static_cast<int>(l);
@@ -401,14 +457,6 @@ struct Launch {
   }
 };
 
-/// Loop iterations of `k`'s reduction nest.
-int64_t reductionIterations(const KernelShape &k) {
-  int64_t n = 1;
-  for (size_t l = 0; l < k.ranges.size(); ++l)
-    if (k.reduction[l])
-      n *= k.ranges[l];
-  return n;
-}
 } // namespace
 
 ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
@@ -420,105 +468,101 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   switch (k.kind) {
   case KernelKind::PerTexel:
   case KernelKind::PerElement: {
-    int64_t elements = fl::Layout::product(k.output.shape);
-    if (init) {
-      c.fetches = elements;
+    // Per step of the nest, one fetch per work-item where the channels
+    // share it, else one per element; per walked step, one where the
+    // iterations share it, else one per iteration.
+    const TensorAccess &a = init ? k.output : k.inputs[input];
+    c.fetches = a.channelsShareFetch ? activeItems(k)
+                                     : fl::Layout::product(k.output.shape);
+    if (init || a.hoisted)
       break;
-    }
-    const TensorAccess &in = k.inputs[input];
     // A slice's source is read once per element, an insert's destination
     // around the slice only.
-    c.fetches = in.issued >= 0 ? in.issued : elements * reductionIterations(k);
+    if (a.issued >= 0) {
+      c.fetches = a.issued;
+      break;
+    }
+    if (k.walkLoop < 0) {
+      c.fetches *= reductionIterations(k);
+      break;
+    }
+    int64_t walkRange = k.ranges[static_cast<size_t>(k.walkLoop)];
+    c.fetches *= reductionIterations(k) / walkRange *
+                 (a.stepsShareFetch ? ceilDiv(walkRange, 4) : walkRange);
     break;
   }
-  case KernelKind::RegisterTiledGemm:
-  case KernelKind::LocalTiledGemm: {
-    bool local = k.kind == KernelKind::LocalTiledGemm;
-    int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
-    int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
-    c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
+  case KernelKind::BlockTranspose:
+    c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * 4;
     break;
   }
-  }
-  // Each read shares the cache with the kernel's others: simulate it alone
-  // with its share.
-  unsigned numReads =
-      static_cast<unsigned>(k.inputs.size()) + (k.readsInit ? 1 : 0);
-  DeviceModel share = device;
-  share.cache.bytes = std::max<int64_t>(
-      device.cache.bytes / std::max(1u, numReads),
-      device.cache.lineTexels() * device.cache.texelBytes * device.cache.ways);
-  Tracer tracer(k, device, input);
+case KernelKind::RegisterTiledGemm:
+case KernelKind::LocalTiledGemm: {
+  bool local = k.kind == KernelKind::LocalTiledGemm;
+  int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
+  int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
+  c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
+  break;
+}
+}
+// Each read shares the cache with the kernel's others: simulate it alone
+// with its share.
+unsigned numReads =
+    static_cast<unsigned>(k.inputs.size()) + (k.readsInit ? 1 : 0);
+DeviceModel share = device;
+share.cache.bytes = std::max<int64_t>(
+    device.cache.bytes / std::max(1u, numReads),
+    device.cache.lineTexels() * device.cache.texelBytes * device.cache.ways);
+Tracer tracer(k, device, input);
 
-  // The sample: compute unit 0's resident work-groups.
-  const target::ExecutionModel &x = device.execution;
-  int64_t units = std::max<int64_t>(1, x.computeUnits);
-  int64_t resident = std::max<int64_t>(1, x.residentItems / launch.wgItems);
-  int64_t budget = std::max<int64_t>(1, device.sampledItems / launch.wgItems);
-  int64_t sampled =
-      std::min({resident, budget, ceilDiv(launch.totalGroups, units)});
-  // Every sampled work-item's reads, one after the other.
-  std::vector<Read> reads;
-  std::vector<size_t> starts;
-  int64_t channelLength = 0;
-  for (int64_t j = 0; j < sampled; ++j) {
-    int64_t g = j * units;
-    std::array<int64_t, 3> gid = {g % launch.groups[0],
-                                  (g / launch.groups[0]) % launch.groups[1],
-                                  g / (launch.groups[0] * launch.groups[1])};
-    for (int64_t lz = 0; lz < launch.wg[2]; ++lz)
-      for (int64_t ly = 0; ly < launch.wg[1]; ++ly)
-        for (int64_t lx = 0; lx < launch.wg[0]; ++lx) {
-          std::array<int64_t, 3> item = {gid[0] * launch.wg[0] + lx,
-                                         gid[1] * launch.wg[1] + ly,
-                                         gid[2] * launch.wg[2] + lz};
-          if (item[0] >= launch.items[0] || item[1] >= launch.items[1] ||
-              item[2] >= launch.items[2])
-            continue;
-          starts.push_back(reads.size());
-          tracer.trace(item, reads, channelLength);
-        }
+// The sample: compute unit 0's resident work-groups.
+const target::ExecutionModel &x = device.execution;
+int64_t units = std::max<int64_t>(1, x.computeUnits);
+int64_t resident = std::max<int64_t>(1, x.residentItems / launch.wgItems);
+int64_t budget = std::max<int64_t>(1, device.sampledItems / launch.wgItems);
+int64_t sampled =
+    std::min({resident, budget, ceilDiv(launch.totalGroups, units)});
+// Every sampled work-item's reads, one after the other.
+std::vector<Read> reads;
+std::vector<size_t> starts;
+for (int64_t j = 0; j < sampled; ++j) {
+  int64_t g = j * units;
+  std::array<int64_t, 3> gid = {g % launch.groups[0],
+                                (g / launch.groups[0]) % launch.groups[1],
+                                g / (launch.groups[0] * launch.groups[1])};
+  for (int64_t lz = 0; lz < launch.wg[2]; ++lz)
+    for (int64_t ly = 0; ly < launch.wg[1]; ++ly)
+      for (int64_t lx = 0; lx < launch.wg[0]; ++lx) {
+        std::array<int64_t, 3> item = {gid[0] * launch.wg[0] + lx,
+                                       gid[1] * launch.wg[1] + ly,
+                                       gid[2] * launch.wg[2] + lz};
+        if (item[0] >= launch.items[0] || item[1] >= launch.items[1] ||
+            item[2] >= launch.items[2])
+          continue;
+        starts.push_back(reads.size());
+        tracer.trace(item, reads);
+      }
+}
+// Work-items in issue order, one read each per round: waves issue in
+// lockstep and in turn.
+TextureCache cache(share.cache);
+starts.push_back(reads.size());
+size_t longest = 0;
+for (size_t t = 0; t + 1 < starts.size(); ++t)
+  longest = std::max(longest, starts[t + 1] - starts[t]);
+int64_t sampledReads = 0, sampledMisses = 0;
+for (size_t pos = 0; pos < longest; ++pos)
+  for (size_t t = 0; t + 1 < starts.size(); ++t) {
+    if (starts[t] + pos >= starts[t + 1])
+      continue;
+    const Read &r = reads[starts[t] + pos];
+    sampledMisses += cache.access(r.line, r.set);
+    ++sampledReads;
   }
-  // Work-items in issue order, one read each per round: waves issue in
-  // lockstep and in turn.
-  TextureCache cache(share.cache);
-  starts.push_back(reads.size());
-  size_t longest = 0;
-  for (size_t t = 0; t + 1 < starts.size(); ++t)
-    longest = std::max(longest, starts[t + 1] - starts[t]);
-  int64_t sampledReads = 0, sampledMisses = 0, firstChannelMisses = 0;
-  bool flushBetweenChannels = false;
-  for (size_t pos = 0; pos < longest; ++pos) {
-    // A reduction cut to its window re-reads, channel after channel, what a
-    // full one would have evicted when its footprint outgrows the cache.
-    if (channelLength > 0 && pos > 0 &&
-        pos % static_cast<size_t>(channelLength) == 0) {
-      if (pos == static_cast<size_t>(channelLength))
-        flushBetweenChannels =
-            tracer.reductionIterations > device.sampledSteps &&
-            static_cast<double>(firstChannelMisses) *
-                    static_cast<double>(tracer.reductionIterations) /
-                    static_cast<double>(device.sampledSteps) >
-                static_cast<double>(share.cache.numLines());
-      if (flushBetweenChannels)
-        cache.flush();
-    }
-    for (size_t t = 0; t + 1 < starts.size(); ++t) {
-      if (starts[t] + pos >= starts[t + 1])
-        continue;
-      const Read &r = reads[starts[t] + pos];
-      bool miss = cache.access(r.line, r.set);
-      ++sampledReads;
-      sampledMisses += miss;
-      if (channelLength > 0 && pos < static_cast<size_t>(channelLength))
-        firstChannelMisses += miss;
-    }
-  }
-  double rate = sampledReads ? static_cast<double>(sampledMisses) /
-                                   static_cast<double>(sampledReads)
-                             : 0.0;
-  c.misses = static_cast<int64_t>(rate * static_cast<double>(c.fetches) + 0.5);
-  return c;
+double rate = sampledReads ? static_cast<double>(sampledMisses) /
+                                 static_cast<double>(sampledReads)
+                           : 0.0;
+c.misses = static_cast<int64_t>(rate * static_cast<double>(c.fetches) + 0.5);
+return c;
 }
 
 KernelCost fbl::cost::launchCost(const KernelShape &k,
@@ -545,6 +589,7 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
     break;
   case KernelKind::RegisterTiledGemm:
   case KernelKind::LocalTiledGemm:
+  case KernelKind::BlockTranspose:
     c.writes = elements / 4;
     break;
   }
@@ -570,6 +615,55 @@ KernelCost fbl::cost::kernelCost(const KernelShape &k,
   return launchCost(k, reads, device);
 }
 
+bool TensorAccess::dependsOn(int l) const {
+  return l >= 0 &&
+         std::find(loopOfDim.begin(), loopOfDim.end(), l) != loopOfDim.end();
+}
+
+bool TensorAccess::packedAlong(int l) const {
+  int packed = layout.packedDim();
+  return l >= 0 && !layout.isBuffer() && packed >= 0 && mul.empty() &&
+         loopOfDim[static_cast<size_t>(packed)] == l;
+}
+
+void fbl::cost::planReads(KernelShape &k) {
+  // A texel's 4 channels are 4 consecutive values of the output's packed
+  // loop: the loop of its packed dim.
+  int packed = k.output.layout.isBuffer() ? -1 : k.output.layout.packedDim();
+  k.channelLoop =
+      packed >= 0 ? k.output.loopOfDim[static_cast<size_t>(packed)] : -1;
+  // The innermost reduction loop is walked 4 iterations a step when a texel
+  // of some input holds 4 of its iterations. Only the innermost: walking an
+  // outer loop 4 at a time would reorder the body's applications.
+  k.walkLoop = -1;
+  bool reduces = false;
+  for (size_t l = k.ranges.size(); l-- > 0;) {
+    if (!k.reduction[l])
+      continue;
+    int loop = static_cast<int>(l);
+    if (!reduces &&
+        std::any_of(k.inputs.begin(), k.inputs.end(),
+                    [&](const TensorAccess &a) { return a.packedAlong(loop); }))
+      k.walkLoop = loop;
+    reduces = true;
+  }
+  auto decide = [&](TensorAccess &a) {
+    a.channelsShareFetch =
+        !a.dependsOn(k.channelLoop) || a.packedAlong(k.channelLoop);
+    a.stepsShareFetch = k.walkLoop >= 0 &&
+                        (!a.dependsOn(k.walkLoop) || a.packedAlong(k.walkLoop));
+    a.hoisted = reduces;
+    for (size_t l = 0; l < k.ranges.size(); ++l)
+      if (k.reduction[l] && a.dependsOn(static_cast<int>(l)))
+        a.hoisted = false;
+  };
+  for (TensorAccess &a : k.inputs)
+    decide(a);
+  // The initial value: indexed like the output, read before the nest.
+  decide(k.output);
+  k.output.stepsShareFetch = k.output.hoisted = false;
+}
+
 KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,
                                       const fl::Layout &from,
                                       const fl::Layout &to) {
@@ -582,5 +676,19 @@ KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,
     loops[d] = static_cast<int>(d);
   k.output = {shape, loops, to};
   k.inputs.push_back({shape, loops, from});
+  int source = from.isBuffer() ? -1 : from.packedDim();
+  int dest = to.isBuffer() ? -1 : to.packedDim();
+  // Both packed dims in whole 4-blocks, every destination texel in one
+  // block (no padding): 4x4 blocks cover the destination.
+  if (source >= 0 && dest >= 0 && source != dest &&
+      shape[static_cast<size_t>(source)] % 4 == 0 &&
+      shape[static_cast<size_t>(dest)] % 4 == 0 &&
+      to.extents(shape).texels() * 4 == fl::Layout::product(shape)) {
+    k.kind = KernelKind::BlockTranspose;
+    k.mLoop = source;
+    k.nLoop = dest;
+    return k;
+  }
+  planReads(k);
   return k;
 }

@@ -174,6 +174,59 @@ static std::vector<int> identityLoops(size_t rank) {
 }
 
 std::optional<fc::KernelShape>
+mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
+                            OperandLayouts operandLayouts,
+                            Attribute resultLayout, TargetAttr target) {
+  Operation *op = linalgOp;
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (op->getNumResults() != 1 || !resultType || !resultLayout)
+    return std::nullopt;
+  fl::Layout out = layoutOf(resultType, resultLayout);
+  fc::KernelShape k;
+  k.kind =
+      out.isBuffer() ? fc::KernelKind::PerElement : fc::KernelKind::PerTexel;
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  k.ranges.assign(ranges.begin(), ranges.end());
+  for (utils::IteratorType t : linalgOp.getIteratorTypesArray())
+    k.reduction.push_back(t == utils::IteratorType::reduction);
+  OpOperand *init = linalgOp.getDpsInitOperand(0);
+  k.output = {shapeOf(resultType),
+              loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
+  if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
+    k.kind = useLocalTiling(*g, target) ? fc::KernelKind::LocalTiledGemm
+                                        : fc::KernelKind::RegisterTiledGemm;
+    k.mLoop = static_cast<int>(g->mLoop);
+    k.nLoop = static_cast<int>(g->nLoop);
+    k.kLoop = static_cast<int>(g->kLoop);
+    for (const GemmOperand *x : {&g->a, &g->b}) {
+      auto type = cast<RankedTensorType>(x->value.getType());
+      k.inputs.push_back({shapeOf(type), loopsOf(x->map),
+                          layoutOf(type, operandLayouts[x->operandNumber])});
+      k.inputOperands.push_back(x->operandNumber);
+    }
+    k.readsInit = g->readsInit;
+    return k;
+  }
+  for (OpOperand *in : linalgOp.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!type || !operandLayouts[in->getOperandNumber()])
+      continue;
+    k.inputs.push_back(
+        {shapeOf(type), loopsOf(linalgOp.getMatchingIndexingMap(in)),
+         layoutOf(type, operandLayouts[in->getOperandNumber()])});
+    k.inputOperands.push_back(in->getOperandNumber());
+  }
+  k.readsInit = linalgOp.payloadUsesValueFromOperand(init);
+  // Elements of tensors from above, read at computed places (gathers).
+  linalgOp.getBlock()->walk([&](tensor::ExtractOp extract) {
+    if (extract.getTensor().getParentRegion() != &op->getRegion(0))
+      ++k.gathersPerIteration;
+  });
+  fc::planReads(k);
+  return k;
+}
+
+std::optional<fc::KernelShape>
 mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
                       ArrayRef<Attribute> resultLayouts, TargetAttr target) {
   if (op->getNumResults() == 0 || !resultLayouts.front() ||
@@ -184,54 +237,25 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType)
     return std::nullopt;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      linalgOp && op->getNumResults() == 1)
+    return planLinalgKernel(linalgOp, operandLayouts, resultLayouts.front(),
+                            target);
   fl::Layout out = layoutOf(resultType, resultLayouts.front());
   fc::KernelShape k;
   k.kind =
       out.isBuffer() ? fc::KernelKind::PerElement : fc::KernelKind::PerTexel;
-
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (linalgOp && op->getNumResults() == 1) {
-    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-    k.ranges.assign(ranges.begin(), ranges.end());
-    for (utils::IteratorType t : linalgOp.getIteratorTypesArray())
-      k.reduction.push_back(t == utils::IteratorType::reduction);
-    OpOperand *init = linalgOp.getDpsInitOperand(0);
-    k.output = {shapeOf(resultType),
-                loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
-    if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
-      k.kind = useLocalTiling(*g, target) ? fc::KernelKind::LocalTiledGemm
-                                          : fc::KernelKind::RegisterTiledGemm;
-      k.mLoop = static_cast<int>(g->mLoop);
-      k.nLoop = static_cast<int>(g->nLoop);
-      k.kLoop = static_cast<int>(g->kLoop);
-      for (const GemmOperand *x : {&g->a, &g->b}) {
-        auto type = cast<RankedTensorType>(x->value.getType());
-        k.inputs.push_back({shapeOf(type), loopsOf(x->map),
-                            layoutOf(type, operandLayouts[x->operandNumber])});
-        k.inputOperands.push_back(x->operandNumber);
-      }
-      k.readsInit = g->readsInit;
-      return k;
-    }
-    for (OpOperand *in : linalgOp.getDpsInputOperands()) {
-      auto type = dyn_cast<RankedTensorType>(in->get().getType());
-      if (!type || !operandLayouts[in->getOperandNumber()])
-        continue;
-      k.inputs.push_back(
-          {shapeOf(type), loopsOf(linalgOp.getMatchingIndexingMap(in)),
-           layoutOf(type, operandLayouts[in->getOperandNumber()])});
-      k.inputOperands.push_back(in->getOperandNumber());
-    }
-    k.readsInit = linalgOp.payloadUsesValueFromOperand(init);
-    // Elements of tensors from above, read at computed places (gathers).
-    linalgOp.getBlock()->walk([&](tensor::ExtractOp extract) {
-      if (extract.getTensor().getParentRegion() != &op->getRegion(0))
-        ++k.gathersPerIteration;
-    });
+  if (auto relayout = dyn_cast<RelayoutOp>(op)) {
+    RankedTensorType type = relayout.getSource().getType();
+    if (operandLayouts.empty() || !operandLayouts.front())
+      return std::nullopt;
+    k = fc::relayoutKernel(shapeOf(type), layoutOf(type, operandLayouts[0]),
+                           out);
+    k.inputOperands.push_back(0);
     return k;
   }
-  // Copies: slices, inserts, scatter loops, relayouts write their result a
-  // texel (or element) at a time from one source read per element.
+  // Copies: slices, inserts and scatter loops write their result a texel
+  // (or element) at a time from one source read per element.
   std::vector<int64_t> shape = shapeOf(resultType);
   k.ranges = shape;
   k.reduction.assign(shape.size(), false);

@@ -73,8 +73,9 @@ fc::KernelCost OpCostModel::opCost(Operation *op,
   fc::KernelCost c;
   if (std::optional<fc::KernelShape> k =
           planKernel(op, operandLayouts, resultLayouts, target)) {
-    // Each read's cost depends on the kernel, the output's layout and its
-    // own layout only: the search varies one layout at a time, so most
+    // Each read's cost depends on the kernel, the output's layout, the loop
+    // the kernel walks 4 at a time (any input packed along it sets it) and
+    // its own layout only: the search varies one layout at a time, so most
     // reads are costed already.
     std::vector<fc::ReadCost> reads;
     for (unsigned i = 0, e = k->inputs.size() + (k->readsInit ? 1 : 0); i < e;
@@ -85,6 +86,7 @@ fc::KernelCost OpCostModel::opCost(Operation *op,
           3,
           key.front(),
           static_cast<uintptr_t>(k->kind),
+          static_cast<uintptr_t>(k->walkLoop + 1),
           reinterpret_cast<uintptr_t>(
               resultLayouts.front().getAsOpaquePointer()),
           i,

@@ -108,35 +108,49 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
 
 // -----
 
-// Elementwise: one work-item per output texel (8 / 4 x 4 texels), each of
-// its 4 channels mapped back to an element (or padding, zero), the inputs
-// loaded through their layouts and the body inlined.
+// Elementwise: one work-item per output texel (8 / 4 x 4 texels) computing
+// its 4 channels together (texels of tile padding, none here, are zero). x
+// and the bias are packed along j, the loop of the output's channels: one
+// whole-texel fetch each serves the 4 channels (channel c holds channel c's
+// element), 2 x 8 fetches in all; the body is inlined per channel.
 
 // CHECK-LABEL: func.func @bias_tanh(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<8xf32
-// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[B]] : {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] attributes {fbl.estimate = {{.*}}} {
+// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[B]] : {{.*}}) grid [2, 4, 1] workgroup [2, 4, 1] attributes {fbl.estimate = {fetches = 16 : i64, {{.*}}, writes = 8 : i64}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[TX:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[TY:.+]] = fbl.work_item_id 1
 // CHECK-NEXT:      %[[TL:.+]] = fbl.work_item_id 2
 // CHECK:           scf.if
-// CHECK:             %[[CH0:.+]] = scf.if %{{.+}} -> (f32) {
+// CHECK:             %[[TEXEL:.+]] = scf.if %{{.+}} -> (vector<4xf32>) {
+// CHECK-NOT:           fbl.load_texel
 // CHECK:               %[[XT:.+]] = fbl.load_texel %[[KX]][
-// CHECK-NEXT:          %[[XV:.+]] = vector.extract %[[XT]][%{{.+}}] : f32 from vector<4xf32>
+// CHECK-NOT:           fbl.load_texel
 // CHECK:               %[[BT:.+]] = fbl.load_texel %[[KB]][
-// CHECK-NEXT:          %[[BV:.+]] = vector.extract %[[BT]][%{{.+}}] : f32 from vector<4xf32>
-// CHECK-NEXT:          %[[S:.+]] = arith.addf %[[XV]], %[[BV]] : f32
-// CHECK-NEXT:          %[[T:.+]] = math.tanh %[[S]] : f32
-// CHECK-NEXT:          scf.yield %[[T]] : f32
+// CHECK-NEXT:          %[[X0:.+]] = vector.extract %[[XT]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[B0:.+]] = vector.extract %[[BT]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[S0:.+]] = arith.addf %[[X0]], %[[B0]] : f32
+// CHECK-NEXT:          %[[CH0:.+]] = math.tanh %[[S0]] : f32
+// CHECK-NEXT:          vector.extract %[[XT]][1]
+// CHECK-NEXT:          vector.extract %[[BT]][1]
+// CHECK-NEXT:          arith.addf
+// CHECK-NEXT:          %[[CH1:.+]] = math.tanh
+// CHECK-NEXT:          vector.extract %[[XT]][2]
+// CHECK-NEXT:          vector.extract %[[BT]][2]
+// CHECK-NEXT:          arith.addf
+// CHECK-NEXT:          %[[CH2:.+]] = math.tanh
+// CHECK-NEXT:          vector.extract %[[XT]][3]
+// CHECK-NEXT:          vector.extract %[[BT]][3]
+// CHECK-NEXT:          arith.addf
+// CHECK-NEXT:          %[[CH3:.+]] = math.tanh
+// CHECK:               %[[V:.+]] = vector.from_elements %[[CH0]], %[[CH1]], %[[CH2]], %[[CH3]] : vector<4xf32>
+// CHECK-NEXT:          scf.yield %[[V]] : vector<4xf32>
 // CHECK-NEXT:        } else {
-// CHECK-NEXT:          %[[PAD:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:          scf.yield %[[PAD]] : f32
+// CHECK-NEXT:          %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:          %[[PAD:.+]] = vector.from_elements %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]]
+// CHECK-NEXT:          scf.yield %[[PAD]] : vector<4xf32>
 // CHECK-NEXT:        }
-// CHECK:             %[[CH1:.+]] = scf.if %{{.+}} -> (f32) {
-// CHECK:             %[[CH2:.+]] = scf.if %{{.+}} -> (f32) {
-// CHECK:             %[[CH3:.+]] = scf.if %{{.+}} -> (f32) {
-// CHECK:             %[[TEXEL:.+]] = vector.from_elements %[[CH0]], %[[CH1]], %[[CH2]], %[[CH3]] : vector<4xf32>
 // CHECK-NEXT:        fbl.store_texel %[[TEXEL]], %[[KOUT]][%[[TL]], %[[TY]], %[[TX]]]
 
 #pc = #fbl.channel_packed<packed = 1>
@@ -157,28 +171,46 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
-// Reduction: one work-item per output texel, the reduced dim walked by a
-// loop inside each channel, starting from the init.
+// Row sums: one work-item per output texel (4 rows), starting from the init
+// (one texel for the 4 channels). x is packed along j, the reduced loop: j
+// is walked 4 at a time, each row's texel fetched once per step and its 4
+// channels added in order (the op's order of additions), the 4 rows'
+// chains interleaved. Fetches: 1 + 4 rows x 2 steps.
 
 // CHECK-LABEL: func.func @row_sum(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[INIT:[^:]+]]: tensor<4xf32
-// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[INIT]] : {{.*}}) grid [1, 1, 1] workgroup [1, 1, 1] attributes {fbl.estimate = {{.*}}} {
+// CHECK:         fbl.dispatch @k0_generic ins(%[[X]], %[[INIT]] : {{.*}}) grid [1, 1, 1] workgroup [1, 1, 1] attributes {fbl.estimate = {fetches = 9 : i64, {{.*}}, writes = 1 : i64}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KINIT:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
-// CHECK:             %[[CH0:.+]] = scf.if %{{.+}} -> (f32) {
+// CHECK:             scf.if %{{.+}} -> (vector<4xf32>) {
 // CHECK:               %[[IT:.+]] = fbl.load_texel %[[KINIT]][
-// CHECK-NEXT:          %[[IV:.+]] = vector.extract %[[IT]][%{{.+}}] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[I0:.+]] = vector.extract %[[IT]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[I1:.+]] = vector.extract %[[IT]][1] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[I2:.+]] = vector.extract %[[IT]][2] : f32 from vector<4xf32>
+// CHECK-NEXT:          %[[I3:.+]] = vector.extract %[[IT]][3] : f32 from vector<4xf32>
 // CHECK:               %[[N:.+]] = arith.constant 8 : index
-// CHECK:               %[[SUM:.+]] = scf.for %{{.+}} = %{{.+}} to %[[N]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[IV]]) -> (f32) {
-// CHECK:                 %[[XT:.+]] = fbl.load_texel %[[KX]][
-// CHECK-NEXT:            %[[XV:.+]] = vector.extract %[[XT]][%{{.+}}] : f32 from vector<4xf32>
-// CHECK-NEXT:            %[[NEXT:.+]] = arith.addf %[[ACC]], %[[XV]] : f32
-// CHECK-NEXT:            scf.yield %[[NEXT]] : f32
+// CHECK-NEXT:          %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK-NEXT:          %[[SUM:.+]]:4 = scf.for %[[J:.+]] = %{{.+}} to %[[N]] step %[[FOUR]] iter_args(%[[A0:.+]] = %[[I0]], %[[A1:.+]] = %[[I1]], %[[A2:.+]] = %[[I2]], %[[A3:.+]] = %[[I3]]) -> (f32, f32, f32, f32) {
+// CHECK:                 %[[R0:.+]] = fbl.load_texel %[[KX]][
+// CHECK:                 %[[R1:.+]] = fbl.load_texel %[[KX]][
+// CHECK:                 %[[R2:.+]] = fbl.load_texel %[[KX]][
+// CHECK:                 %[[R3:.+]] = fbl.load_texel %[[KX]][
+// CHECK-NOT:             fbl.load_texel
+// CHECK:                 %[[E00:.+]] = vector.extract %[[R0]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:            %[[S00:.+]] = arith.addf %[[A0]], %[[E00]] : f32
+// CHECK:                 %[[E01:.+]] = vector.extract %[[R1]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:            arith.addf %[[A1]], %[[E01]] : f32
+// CHECK:                 %[[E10:.+]] = vector.extract %[[R0]][1] : f32 from vector<4xf32>
+// CHECK:                 %[[S10:.+]] = arith.addf %[[S00]], %[[E10]] : f32
+// CHECK:                 %[[E20:.+]] = vector.extract %[[R0]][2] : f32 from vector<4xf32>
+// CHECK:                 %[[S20:.+]] = arith.addf %[[S10]], %[[E20]] : f32
+// CHECK:                 %[[E30:.+]] = vector.extract %[[R0]][3] : f32 from vector<4xf32>
+// CHECK:                 %[[S30:.+]] = arith.addf %[[S20]], %[[E30]] : f32
+// CHECK:                 scf.yield %[[S30]], %{{.+}}, %{{.+}}, %{{.+}} : f32, f32, f32, f32
 // CHECK-NEXT:          }
-// CHECK-NEXT:          scf.yield %[[SUM]] : f32
-// CHECK-COUNT-3:     scf.for
-// CHECK:             vector.from_elements
-// CHECK-NEXT:        fbl.store_texel %{{.+}}, %[[KOUT]][
+// CHECK:               %[[V:.+]] = vector.from_elements %[[SUM]]#0, %[[SUM]]#1, %[[SUM]]#2, %[[SUM]]#3 : vector<4xf32>
+// CHECK-NEXT:          scf.yield %[[V]] : vector<4xf32>
+// CHECK:             fbl.store_texel %{{.+}}, %[[KOUT]][
 
 #pc = #fbl.channel_packed<packed = 1>
 #p0 = #fbl.channel_packed<packed = 0>
@@ -197,17 +229,27 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
-// Relayout: the per-texel kernel with a load of the source as its body
-// (4x8 packed along rows: 8 texels in one row).
+// Relayout between packings (4x8 packed along columns to packed along
+// rows): a work-item per 4x4 block (2 blocks) reads 4 whole texels of the
+// source and writes 4 of the destination, transposed in registers.
 
 // CHECK-LABEL: func.func @relayout(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
 // CHECK-NOT:     tensor.empty() : tensor<4x8xf32>
-// CHECK:         fbl.dispatch @k0_relayout ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, #fbl.channel_packed<packed = 0>>) grid [8, 1, 1] workgroup [8, 1, 1] attributes {fbl.estimate = {{.*}}} {
+// CHECK:         fbl.dispatch @k0_relayout ins(%[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x8xf32, #fbl.channel_packed<packed = 0>>) grid [1, 2, 1] workgroup [1, 2, 1] attributes {fbl.estimate = {fetches = 8 : i64, {{.*}}, writes = 8 : i64}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
-// CHECK-COUNT-4:     fbl.load_texel %[[KX]][
-// CHECK:             vector.from_elements
-// CHECK-NEXT:        fbl.store_texel %{{.+}}, %[[KOUT]][
+// CHECK:             %[[T0:.+]] = fbl.load_texel %[[KX]][
+// CHECK:             %[[T1:.+]] = fbl.load_texel %[[KX]][
+// CHECK:             %[[T2:.+]] = fbl.load_texel %[[KX]][
+// CHECK:             %[[T3:.+]] = fbl.load_texel %[[KX]][
+// CHECK-NEXT:        %[[A:.+]] = vector.extract %[[T0]][0]
+// CHECK-NEXT:        %[[B:.+]] = vector.extract %[[T1]][0]
+// CHECK-NEXT:        %[[C:.+]] = vector.extract %[[T2]][0]
+// CHECK-NEXT:        %[[D:.+]] = vector.extract %[[T3]][0]
+// CHECK:             %[[ROW0:.+]] = vector.from_elements %[[A]], %[[B]], %[[C]], %[[D]] : vector<4xf32>
+// CHECK:             fbl.store_texel %[[ROW0]], %[[KOUT]][
+// CHECK-COUNT-3:     fbl.store_texel %{{.+}}, %[[KOUT]][
+// CHECK-NOT:         fbl.load_texel
 
 module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
   func.func @relayout(%x: tensor<4x8xf32, #fbl.channel_packed<packed = 1>>) -> tensor<4x8xf32, #fbl.channel_packed<packed = 0>> {

@@ -1,7 +1,8 @@
 //===- CostModelTest.cpp - Tests of the kernel cost model -----------------===//
 //
 // Counts the model must get exactly (fetches and writes of each kernel
-// family, misses of a copy whose lines are all used once), and the
+// family and read form, misses of a copy whose lines are all used once),
+// and the
 // orderings selection relies on: a cache too small for the footprint misses
 // more, more compute units take less time, the sample does not grow with
 // the tensors.
@@ -87,33 +88,118 @@ TEST(CostModelTest, LocalTiledGemmReadsEachTexelOncePerGroup) {
   EXPECT_LE(c.misses, c.fetches / 8 + 1);
 }
 
-TEST(CostModelTest, PerTexelKernelsLoadOneElementPerChannel) {
+TEST(CostModelTest, UnplannedPerTexelReadsLoadOneElementPerChannel) {
+  // Without planReads (slices and inserts): a fetch per element.
   Layout l = Layout::channelPacked(2, 1);
   KernelCost c = kernelCost(elementwise(8, 64, l, {l, l}), bigDevice());
   EXPECT_EQ(c.fetches, 2 * 8 * 64);
   EXPECT_EQ(c.writes, 8 * 64 / 4);
 }
 
-TEST(CostModelTest, ReductionsLoadEveryIteration) {
-  // y[i] = sum_k x[i, k], one work-item per texel of y (4 rows).
+TEST(CostModelTest, InputsPackedLikeTheOutputServeFourChannels) {
+  Layout l = Layout::channelPacked(2, 1), t = Layout::channelPacked(2, 0);
+  KernelShape s = elementwise(8, 64, l, {l, t});
+  planReads(s);
+  EXPECT_EQ(s.channelLoop, 1);
+  EXPECT_TRUE(s.inputs[0].channelsShareFetch);
+  // Packed along the rows while the channels run along the columns: each
+  // channel fetches its own texel.
+  EXPECT_FALSE(s.inputs[1].channelsShareFetch);
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches, 8 * 64 / 4 + 8 * 64);
+}
+
+TEST(CostModelTest, PaddingChannelsFetchNothingOfTheirOwn) {
+  // 6 columns: 2 texels per row, the second with 2 elements.
+  Layout l = Layout::channelPacked(2, 1), t = Layout::channelPacked(2, 0);
+  KernelShape s = elementwise(4, 6, l, {l, t});
+  planReads(s);
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches, 4 * 2 + 4 * 6);
+}
+
+/// y[i] (+)= x[i, k] over loops (i, k), y in `out`, x in `in`.
+KernelShape rowReduction(int64_t rows, int64_t cols, Layout out, Layout in) {
   KernelShape s;
-  s.ranges = {8, 64};
+  s.ranges = {rows, cols};
   s.reduction = {false, true};
-  s.output = {{8}, {0}, Layout::channelPacked(1, 0)};
-  s.inputs = {{{8, 64}, {0, 1}, Layout::channelPacked(2, 1)}};
+  s.output = {{rows}, {0}, out};
+  s.inputs = {{{rows, cols}, {0, 1}, in}};
+  return s;
+}
+
+TEST(CostModelTest, UnplannedReductionsLoadEveryIteration) {
+  // y[i] = sum_k x[i, k], one work-item per texel of y (4 rows).
+  KernelShape s = rowReduction(8, 64, Layout::channelPacked(1, 0),
+                               Layout::channelPacked(2, 1));
   KernelCost c = kernelCost(s, bigDevice());
   EXPECT_EQ(c.fetches, 8 * 64);
   EXPECT_EQ(c.writes, 2);
 }
 
+TEST(CostModelTest, ReductionsAlongThePackedDimWalkFourIterationsAFetch) {
+  // x packed along k: k is walked 4 at a time, each row's texel fetched once
+  // per step; 6 columns take a step and a tail of 2.
+  KernelShape s = rowReduction(8, 64, Layout::channelPacked(1, 0),
+                               Layout::channelPacked(2, 1));
+  s.readsInit = true;
+  planReads(s);
+  EXPECT_EQ(s.walkLoop, 1);
+  EXPECT_TRUE(s.inputs[0].stepsShareFetch);
+  EXPECT_FALSE(s.inputs[0].channelsShareFetch);
+  // 8 rows x 16 steps, and the initial value one texel per work-item.
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches, 8 * 16 + 2);
+  KernelShape tail = rowReduction(8, 6, Layout::channelPacked(1, 0),
+                                  Layout::channelPacked(2, 1));
+  planReads(tail);
+  EXPECT_EQ(kernelCost(tail, bigDevice()).fetches, 8 * 2);
+}
+
+TEST(CostModelTest, ReductionsAlongTheOtherDimReadFourKeptIndicesAFetch) {
+  // x packed along i, the kept dim whose 4 values are y's channels: each
+  // fetch serves the 4 channels, no walk.
+  KernelShape s = rowReduction(8, 64, Layout::channelPacked(1, 0),
+                               Layout::channelPacked(2, 0));
+  planReads(s);
+  EXPECT_EQ(s.walkLoop, -1);
+  EXPECT_TRUE(s.inputs[0].channelsShareFetch);
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches, 2 * 64);
+}
+
+TEST(CostModelTest, InputsNoReductionLoopIndexesAreReadOnce) {
+  // y[i] = sum_k x[i, k] - m[i]: m is fetched before the loop, once per
+  // texel of y.
+  KernelShape s = rowReduction(8, 64, Layout::channelPacked(1, 0),
+                               Layout::channelPacked(2, 1));
+  s.inputs.push_back({{8}, {0}, Layout::channelPacked(1, 0)});
+  planReads(s);
+  EXPECT_TRUE(s.inputs[1].hoisted);
+  EXPECT_EQ(readCost(s, 1, bigDevice()).fetches, 2);
+}
+
 TEST(CostModelTest, CopyMissesOncePerLine) {
-  // A 64 x 64 copy in one layout: the 4 channels of an output texel read
-  // the same input texel, and 4x2-texel lines are each filled once.
+  // A 64 x 64 copy in one layout: one fetch of the input's texel serves the
+  // output texel's 4 channels, and 4x2-texel lines are each filled once.
   Layout l = Layout::channelPacked(2, 1);
   KernelCost c = kernelCost(relayoutKernel({64, 64}, l, l), bigDevice());
-  EXPECT_EQ(c.fetches, 64 * 64);
+  EXPECT_EQ(c.fetches, 64 * 16);
   EXPECT_EQ(c.writes, 64 * 16);
   EXPECT_EQ(c.misses, 64 * 16 / 8);
+}
+
+TEST(CostModelTest, RelayoutsBetweenPackingsAreBlockTransposes) {
+  Layout rows = Layout::channelPacked(2, 1), cols = Layout::channelPacked(2, 0);
+  KernelShape s = relayoutKernel({16, 32}, rows, cols);
+  EXPECT_EQ(s.kind, KernelKind::BlockTranspose);
+  // Blocks along x walk the destination's packed dim (0), along y the
+  // source's (1).
+  EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{4, 8, 1}));
+  KernelCost c = kernelCost(s, bigDevice());
+  EXPECT_EQ(c.fetches, 16 * 32 / 4);
+  EXPECT_EQ(c.writes, 16 * 32 / 4);
+  // A packed dim that ends inside a texel: the per-texel copy, a fetch per
+  // element.
+  KernelShape partial = relayoutKernel({16, 30}, rows, cols);
+  EXPECT_EQ(partial.kind, KernelKind::PerTexel);
+  EXPECT_EQ(kernelCost(partial, bigDevice()).fetches, 16 * 30);
 }
 
 TEST(CostModelTest, ASmallCacheMissesMore) {

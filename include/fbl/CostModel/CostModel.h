@@ -59,17 +59,24 @@ struct DeviceModel {
 
 /// The kernel families of fbl-lower-to-kernels.
 enum class KernelKind {
-  /// One work-item per output texel; each of its 4 channels maps back to a
-  /// logical index and runs the reduction nest, loading one element of each
-  /// input per iteration (generic ops, copies, relayouts).
+  /// One work-item per output texel computing its 4 channels together: the
+  /// reduction nest runs once with 4 accumulators, and each input is read
+  /// as its TensorAccess says (a whole texel for 4 channels or 4 steps, or
+  /// an element per read). Generic ops, relayouts, slices and inserts.
   PerTexel,
-  /// One work-item per output element (outputs in buffers).
+  /// One work-item per output element (outputs in buffers), the same nest
+  /// with one accumulator.
   PerElement,
   /// One work-item per 4x4 block of C, k walked 4 at a time, whole texels.
   RegisterTiledGemm,
   /// 8x8 work-items per 64x64 tile of C, 2x2 blocks per work-item, 16-deep
   /// slices of A and B staged through local memory.
   LocalTiledGemm,
+  /// A relayout between packings: one work-item per 4x4 block over (the
+  /// source's packed loop, the destination's), reading the block's 4 whole
+  /// texels of the source, transposing them in registers and writing 4 whole
+  /// texels of the destination.
+  BlockTranspose,
 };
 
 /// A tensor a kernel reads or writes: for each tensor dim, the loop that
@@ -98,6 +105,22 @@ struct TensorAccess {
       return -1;
     return v / div[d];
   }
+
+  /// Per-texel kernels (decided by planReads): one fetch serves the
+  /// output's 4 channels, because the tensor is packed along the output's
+  /// packed loop (channel c holds channel c's element) or does not depend on
+  /// it; else each channel fetches its own.
+  bool channelsShareFetch = false;
+  /// One fetch serves 4 consecutive iterations of the kernel's walked loop:
+  /// the tensor is packed along it, or does not depend on it.
+  bool stepsShareFetch = false;
+  /// Read once before the reduction nest: it depends on no reduction loop.
+  bool hoisted = false;
+
+  /// Whether loop `l` indexes one of the tensor's dims.
+  bool dependsOn(int l) const;
+  /// Whether the tensor is an image packed along loop `l`.
+  bool packedAlong(int l) const;
 };
 
 /// One kernel as fbl emits it.
@@ -106,17 +129,27 @@ struct KernelShape {
   std::vector<int64_t> ranges;
   std::vector<bool> reduction;
   TensorAccess output;
-  /// Per-texel/per-element: the tensors loaded once per iteration of the
-  /// reduction nest, in load order. GEMMs: A (over m, k), then B (k, n).
+  /// Per-texel/per-element: the tensors the reduction nest reads, in load
+  /// order. GEMMs: A (over m, k), then B (k, n).
   std::vector<TensorAccess> inputs;
   /// The output's initial value is loaded before the reduction (an
-  /// accumulating op), through `output`'s access and layout.
+  /// accumulating op), through `output`'s access and layout (its read flags
+  /// say how).
   bool readsInit = false;
   /// Loads at data-dependent addresses per iteration (gathers): each costs
   /// a fetch and a miss.
   int64_t gathersPerIteration = 0;
-  /// GEMMs: the loops of C's rows, columns and the reduction.
+  /// GEMMs: the loops of C's rows, columns and the reduction. Block
+  /// transposes: the source's packed loop (blocks along y) and the
+  /// destination's (blocks along x).
   int mLoop = -1, nLoop = -1, kLoop = -1;
+  /// Per-texel kernels: the loop of the output's packed dim, whose 4
+  /// consecutive values are a texel's 4 channels (-1: one channel).
+  int channelLoop = -1;
+  /// Per-texel kernels: the innermost reduction loop when an input is packed
+  /// along it, walked 4 iterations per step (a tail of fewer at its end);
+  /// -1: every loop one iteration per step.
+  int walkLoop = -1;
   /// For callers that plan from ops: the operand each input is.
   std::vector<unsigned> inputOperands;
 };
@@ -166,7 +199,17 @@ KernelCost launchCost(const KernelShape &k, const std::vector<ReadCost> &reads,
 /// The cost of one launch of `k`: launchCost of every read's readCost.
 KernelCost kernelCost(const KernelShape &k, const DeviceModel &device);
 
-/// The per-texel copy that rewrites a tensor of `shape` from `from` to `to`.
+/// Decides how a per-texel (or per-element) kernel whose loops, inputs and
+/// output `k` describes reads: its channel and walked loops, and for each
+/// input (and the output, for its initial value) whether a fetch serves 4
+/// channels, 4 steps, or the whole nest. planKernel calls it for generic
+/// ops; the lowering emits what it decided.
+void planReads(KernelShape &k);
+
+/// The kernel that rewrites a tensor of `shape` from `from` to `to`: a block
+/// transpose where the packings differ and both sides tile into whole 4x4
+/// blocks (the destination without padding), else the per-texel copy (one
+/// fetch per texel when the packed dims agree).
 KernelShape relayoutKernel(const std::vector<int64_t> &shape,
                            const layout::Layout &from,
                            const layout::Layout &to);

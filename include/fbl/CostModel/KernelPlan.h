@@ -86,6 +86,14 @@ std::optional<::fbl::cost::KernelShape>
 planKernel(Operation *op, OperandLayouts operandLayouts,
            ArrayRef<Attribute> resultLayouts, TargetAttr target);
 
+/// planKernel for a single-result linalg op with its result written in
+/// `resultLayout`; also answers for the index transforms planKernel leaves
+/// to views, which fbl-lower-to-kernels runs as generic kernels when they
+/// reach it.
+std::optional<::fbl::cost::KernelShape>
+planLinalgKernel(linalg::LinalgOp op, OperandLayouts operandLayouts,
+                 Attribute resultLayout, TargetAttr target);
+
 /// The layout algebra's layout of `type` under `encoding`.
 ::fbl::layout::Layout layoutOf(RankedTensorType type, Attribute encoding);
 

@@ -1,15 +1,20 @@
 //===- CopyKernels.cpp - Relayout, slice and insert kernels ---------------===//
 //
-// The copy kernels of fbl-lower-to-kernels: fbl.relayout, tensor.extract_slice,
-// tensor.insert_slice and tensor.insert of a scalar, each one work-item per
-// output texel (per element for buffers) that reads the element its channel
-// holds from the source.
+// The copy kernels of fbl-lower-to-kernels: fbl.relayout (a 4x4 block
+// transpose between packings where blocks cover the tensor, else a per-texel
+// copy as its kernel plan says), tensor.extract_slice, tensor.insert_slice
+// and tensor.insert of a scalar, each one work-item per output texel (per
+// element for buffers) that reads the element its channel holds from the
+// source.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
 #include "KernelLowerings.h"
 
+#include "fbl/CostModel/KernelPlan.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -17,18 +22,86 @@ using namespace mlir;
 using namespace mlir::fbl;
 using namespace mlir::fbl::kernels;
 
-/// Lowers fbl.relayout to a copy kernel.
+/// The block transpose of a relayout between packings: a work-item per 4x4
+/// block over (the source's packed dim, the destination's) reads the
+/// block's 4 source texels, transposes them in registers and writes 4
+/// destination texels.
+static void emitBlockTranspose(KernelBuilder &kb, RelayoutOp op,
+                               const ::fbl::cost::KernelShape &plan,
+                               unsigned src) {
+  OpBuilder &b = kb.b;
+  Location loc = op.getLoc();
+  Addressing a{b, loc};
+  RankedTensorType type = op.getType();
+  auto sourceType = op.getSource().getType();
+  unsigned source = plan.mLoop, dest = plan.nLoop;
+  int64_t rows = type.getDimSize(source) / 4, cols = type.getDimSize(dest) / 4;
+  Value bx = kb.workItem(0), by = kb.workItem(1), bz = kb.workItem(2);
+  Value inY = a.lt(by, rows);
+  Value inX = a.lt(bx, cols);
+  auto guard = scf::IfOp::create(b, loc, a.andi(inX, inY), false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  // The other dims from the batch id, the last fastest.
+  SmallVector<Value> origin(type.getRank());
+  Value rest = bz;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (d == source || d == dest)
+      continue;
+    origin[d] = a.rem(rest, type.getDimSize(d));
+    rest = a.div(rest, type.getDimSize(d));
+  }
+  origin[source] = a.mul(by, 4);
+  origin[dest] = a.mul(bx, 4);
+  auto texelType = VectorType::get({4}, b.getF32Type());
+  // Source texel o: channels along `source` at `dest` offset o.
+  SmallVector<Value> texels;
+  for (int64_t o = 0; o < 4; ++o) {
+    SmallVector<Value> idx = origin;
+    idx[dest] = a.add(origin[dest], a.c(o));
+    std::array<Value, 4> t = a.texelOf(sourceType, idx);
+    texels.push_back(LoadTexelOp::create(b, loc, texelType, kb.inputHandle(src),
+                                         t[0], t[1], t[2]));
+  }
+  // Destination texel o: channels along `dest` at `source` offset o.
+  for (int64_t o = 0; o < 4; ++o) {
+    SmallVector<Value> channels;
+    for (int64_t ch = 0; ch < 4; ++ch)
+      channels.push_back(vector::ExtractOp::create(b, loc, texels[ch], o));
+    SmallVector<Value> idx = origin;
+    idx[source] = a.add(origin[source], a.c(o));
+    std::array<Value, 4> t = a.texelOf(type, idx);
+    Value texel = vector::FromElementsOp::create(b, loc, texelType, channels);
+    StoreTexelOp::create(b, loc, texel, kb.outputHandle(), t[0], t[1], t[2]);
+  }
+  b.setInsertionPointAfter(guard);
+}
+
+/// Lowers fbl.relayout to the copy kernel its plan says: a block transpose,
+/// or the per-texel copy (a whole texel per output texel when the packed
+/// dims agree).
 void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
                             unsigned &counter) {
   OpBuilder b(op);
   KernelBuilder kb(b, op.getLoc(), target);
   unsigned src = kb.addInput(op.getSource());
   RankedTensorType type = op.getType();
-  kb.begin(("k" + Twine(counter++) + "_relayout").str(), type, gridFor(type));
-  kb.forEachOutputElement([&](ValueRange idx) {
-    Addressing a{b, op.getLoc()};
-    return a.load(kb.inputHandle(src), idx);
-  });
+  std::optional<::fbl::cost::KernelShape> plan =
+      planKernel(op, {op.getSource().getType().getEncoding()},
+                 {type.getEncoding()}, target);
+  std::string name = ("k" + Twine(counter++) + "_relayout").str();
+  if (plan->kind == ::fbl::cost::KernelKind::BlockTranspose) {
+    std::array<int64_t, 3> items = ::fbl::cost::gridOf(*plan);
+    kb.begin(name, type, items);
+    emitBlockTranspose(kb, op, *plan, src);
+  } else {
+    kb.begin(name, type, gridFor(type));
+    // A copy cannot fail: no body to inline.
+    (void)emitPlannedKernel(
+        kb, *plan, {src}, std::nullopt,
+        [](ValueRange, ValueRange values, Value, IRMapping &) {
+          return FailureOr<Value>(values.front());
+        });
+  }
   DispatchOp dispatch = kb.end();
   op.getResult().replaceAllUsesWith(dispatch.getResult(0));
   op.erase();

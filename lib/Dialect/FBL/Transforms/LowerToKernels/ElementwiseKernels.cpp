@@ -2,15 +2,21 @@
 //
 // The generic kernel of fbl-lower-to-kernels, for every linalg op that is
 // not a GEMM (elementwise ops, broadcasts, reductions): one work-item per
-// output texel (per element for buffers); each of the texel's four channels
-// maps back to a logical output index (padding channels are written as
-// zero), reduction loops run inside, inputs are read through their layouts,
-// and the op's body is inlined.
+// output texel (per element for buffers) computing the texel's four channels
+// together (padding channels are written as zero); the reduction nest runs
+// once with an accumulator per channel, and each input is fetched as the
+// kernel plan (fbl/CostModel/KernelPlan.h) decided: a whole texel for the 4
+// channels when it is packed along the output's packed loop, a whole texel
+// for 4 iterations of the innermost reduction loop when packed along that,
+// once before the nest when no reduction loop indexes it. The op's body is
+// inlined per channel and iteration, in the op's order of iterations.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
 #include "KernelLowerings.h"
+
+#include "fbl/CostModel/KernelPlan.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -50,6 +56,25 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
     if (!isa<RankedTensorType>(in->get().getType()))
       collectScalarInputs(in->get(), kb, seen);
 
+  // The kernel and its reads as planned for these layouts (the cost model
+  // asks the same plan).
+  SmallVector<Attribute> operandLayouts;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    operandLayouts.push_back(t ? t.getEncoding() : Attribute());
+  }
+  std::optional<::fbl::cost::KernelShape> plan =
+      planLinalgKernel(op, operandLayouts, resultType.getEncoding(), target);
+  if (!plan || (plan->kind != ::fbl::cost::KernelKind::PerTexel &&
+                plan->kind != ::fbl::cost::KernelKind::PerElement))
+    return op.emitOpError("fbl-lower-to-kernels: no per-texel kernel plan");
+  SmallVector<unsigned> planInputs;
+  SmallVector<int> planIndex(op->getNumOperands(), -1);
+  for (auto [i, operand] : llvm::enumerate(plan->inputOperands)) {
+    planInputs.push_back(inputIndex[operand]);
+    planIndex[operand] = i;
+  }
+
   std::string name = ("k" + Twine(counter++) + "_" +
                       op->getName().getStringRef().drop_front(7))
                          .str();
@@ -59,99 +84,71 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
     if (isa<RankedTensorType>(v.getType()))
       scalars.map(v, kb.inputHandle(kb.addInput(v)));
   LogicalResult status = success();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  AffineMap outMap = maps.back();
 
-  kb.forEachOutputElement([&](ValueRange outIdx) -> Value {
+  // One lane's step of the body: the inputs' values given, the body inlined.
+  auto laneBody = [&](ValueRange ivs, ValueRange values, Value acc,
+                      IRMapping &shared) -> FailureOr<Value> {
     Addressing a{b, loc};
-    SmallVector<Value> ivs(op.getNumLoops());
-    for (auto [r, e] : llvm::enumerate(outMap.getResults()))
-      ivs[cast<AffineDimExpr>(e).getPosition()] = outIdx[r];
-    Type elem = resultType.getElementType();
-    Value acc =
-        readsInit
-            ? a.load(kb.inputHandle(inputIndex[init->getOperandNumber()]),
-                     outIdx)
-            : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
-    // The loop nest over reduction dims, outermost first.
-    std::function<Value(unsigned, Value)> nest = [&](unsigned d,
-                                                     Value acc) -> Value {
-      while (d < ivs.size() && iters[d] != utils::IteratorType::reduction)
-        ++d;
-      if (d < ivs.size()) {
-        Value step = a.c(1), end = a.c(ranges[d]), begin = a.c(0);
-        auto loop =
-            scf::ForOp::create(b, loc, begin, end, step, ValueRange{acc});
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        ivs[d] = loop.getInductionVar();
-        Value next = nest(d + 1, loop.getRegionIterArg(0));
-        scf::YieldOp::create(b, loc, next);
-        return loop.getResult(0);
-      }
-      // Innermost: load the inputs and inline the body.
-      IRMapping mapping = scalars;
-      // Recomputes the values `user` reads from above the body.
-      auto mapCaptured = [&](Operation &user, IRMapping &mapping) {
-        for (Value operand : user.getOperands())
-          if (!mapping.contains(operand) &&
-              operand.getParentRegion() != &op->getRegion(0) &&
-              failed(cloneScalar(operand, kb, mapping))) {
-            status = user.emitOpError("fbl-lower-to-kernels: cannot compute a "
-                                      "captured value inside the kernel");
-            return failure();
-          }
+    IRMapping mapping = scalars;
+    // Values from above the body are computed once per step, for every lane.
+    auto fromAbove = [&](Value v) -> LogicalResult {
+      if (mapping.contains(v))
         return success();
-      };
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        BlockArgument arg = body.getArgument(in->getOperandNumber());
-        if (!isa<RankedTensorType>(in->get().getType())) {
-          FailureOr<Value> s = cloneScalar(in->get(), kb, mapping);
-          if (failed(s)) {
-            status = op.emitOpError("fbl-lower-to-kernels: cannot compute a "
-                                    "scalar operand inside the kernel");
-            return acc;
-          }
-          mapping.map(arg, *s);
-          continue;
-        }
-        AffineMap m = op.getMatchingIndexingMap(in);
-        SmallVector<Value> idx;
-        for (AffineExpr e : m.getResults())
-          idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-        mapping.map(
-            arg,
-            a.load(kb.inputHandle(inputIndex[in->getOperandNumber()]), idx));
-      }
-      mapping.map(body.getArgument(init->getOperandNumber()), acc);
-      for (Operation &inner : body.without_terminator()) {
-        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-          mapping.map(index.getResult(), ivs[index.getDim()]);
-          continue;
-        }
-        if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
-            extract && scalars.contains(extract.getTensor())) {
-          SmallVector<Value> idx;
-          for (Value i : extract.getIndices())
-            idx.push_back(mapping.lookupOrDefault(i));
-          mapping.map(extract.getResult(),
-                      a.load(scalars.lookup(extract.getTensor()), idx));
-          continue;
-        }
-        if (failed(mapCaptured(inner, mapping)))
-          return acc;
-        b.clone(inner, mapping);
-      }
-      // The yield may return a value from above (a constant after fusion).
-      Operation *yield = body.getTerminator();
-      if (failed(mapCaptured(*yield, mapping)))
-        return acc;
-      return mapping.lookupOrDefault(yield->getOperand(0));
+      FailureOr<Value> m = cloneScalar(v, kb, shared);
+      if (failed(m))
+        return failure();
+      mapping.map(v, *m);
+      return success();
     };
-    return nest(0, acc);
-  });
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      BlockArgument arg = body.getArgument(in->getOperandNumber());
+      if (isa<RankedTensorType>(in->get().getType())) {
+        mapping.map(arg, values[planIndex[in->getOperandNumber()]]);
+        continue;
+      }
+      if (failed(fromAbove(in->get())))
+        return op.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                              "scalar operand inside the kernel");
+      mapping.map(arg, mapping.lookup(in->get()));
+    }
+    mapping.map(body.getArgument(init->getOperandNumber()), acc);
+    auto mapCaptured = [&](Operation &user) -> LogicalResult {
+      for (Value operand : user.getOperands())
+        if (operand.getParentRegion() != &op->getRegion(0) &&
+            failed(fromAbove(operand)))
+          return user.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                                  "captured value inside the kernel");
+      return success();
+    };
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
+          extract && scalars.contains(extract.getTensor())) {
+        // A gather: a load at a computed place, per lane and iteration.
+        SmallVector<Value> idx;
+        for (Value i : extract.getIndices())
+          idx.push_back(mapping.lookupOrDefault(i));
+        mapping.map(extract.getResult(),
+                    a.load(scalars.lookup(extract.getTensor()), idx));
+        continue;
+      }
+      if (failed(mapCaptured(inner)))
+        return failure();
+      b.clone(inner, mapping);
+    }
+    // The yield may return a value from above (a constant after fusion).
+    Operation *yield = body.getTerminator();
+    if (failed(mapCaptured(*yield)))
+      return failure();
+    return mapping.lookupOrDefault(yield->getOperand(0));
+  };
+  std::optional<unsigned> initInput;
+  if (readsInit)
+    initInput = inputIndex[init->getOperandNumber()];
+  status = emitPlannedKernel(kb, *plan, planInputs, initInput, laneBody);
   DispatchOp dispatch = kb.end();
   if (failed(status))
     return failure();

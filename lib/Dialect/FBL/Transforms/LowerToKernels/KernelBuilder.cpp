@@ -77,6 +77,15 @@ Addressing::logicalOf(RankedTensorType type, Value layer, Value y, Value x,
   return {idx, valid};
 }
 
+Value Addressing::zero(Type type) {
+  auto vector = dyn_cast<VectorType>(type);
+  if (!vector)
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  Value element = zero(vector.getElementType());
+  return vector::FromElementsOp::create(
+      b, loc, vector, SmallVector<Value>(vector.getNumElements(), element));
+}
+
 Value Addressing::linear(RankedTensorType type, ValueRange idx) {
   Value off = c(0);
   for (unsigned d = 0; d < idx.size(); ++d)
@@ -197,6 +206,293 @@ void KernelBuilder::forEachOutputElement(
       b, loc, VectorType::get({4}, b.getF32Type()), channels);
   StoreTexelOp::create(b, loc, texel, outputHandle(), layer, y, x);
   b.setInsertionPointAfter(guard);
+}
+
+void KernelBuilder::forEachOutputTexel(
+    function_ref<SmallVector<Value>(ArrayRef<Lane> lanes)> compute) {
+  auto type = cast<RankedTensorType>(outputHandle().getType());
+  Addressing a{b, loc};
+  Type elem = type.getElementType();
+  if (isa<BufferLayoutAttr>(type.getEncoding())) {
+    forEachOutputElement([&](ValueRange idx) {
+      return compute({Lane{SmallVector<Value>(idx), Value()}}).front();
+    });
+    return;
+  }
+  fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());
+  fl::Extents e = getLayoutEncoding(type).getExtents(type.getShape());
+  Value x = workItem(0), y = workItem(1), layer = workItem(2);
+  Value inY = a.lt(y, e.height);
+  Value inX = a.lt(x, e.width);
+  auto guard = scf::IfOp::create(b, loc, a.andi(inX, inY), false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  auto texelType = VectorType::get({4}, b.getF32Type());
+  int packed = layout.packedDim();
+  SmallVector<Lane> lanes(1);
+  std::tie(lanes[0].idx, lanes[0].valid) = a.logicalOf(type, layer, y, x, 0);
+  // Texels of tile padding hold no element: lane 0 is one where any is.
+  auto any =
+      scf::IfOp::create(b, loc, TypeRange{texelType}, lanes[0].valid, true);
+  b.setInsertionPointToStart(&any.getThenRegion().front());
+  lanes[0].valid = Value();
+  // The other channels are elements too unless the packed dim ends inside
+  // this texel.
+  bool partial = packed >= 0 && type.getDimSize(packed) % 4 != 0;
+  for (int64_t ch = 1; packed >= 0 && ch < 4; ++ch) {
+    auto [idx, valid] = a.logicalOf(type, layer, y, x, ch);
+    lanes.push_back({idx, partial ? valid : Value()});
+  }
+  SmallVector<Value> values = compute(lanes);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  SmallVector<Value> channels;
+  for (auto [lane, v] : llvm::zip(lanes, values)) {
+    if (!elem.isF32())
+      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    if (lane.valid)
+      v = arith::SelectOp::create(b, loc, lane.valid, v, zero);
+    channels.push_back(v);
+  }
+  channels.resize(4, zero);
+  scf::YieldOp::create(
+      b, loc,
+      Value(vector::FromElementsOp::create(b, loc, texelType, channels)));
+  b.setInsertionPointToStart(&any.getElseRegion().front());
+  scf::YieldOp::create(b, loc, a.zero(texelType));
+  b.setInsertionPointAfter(any);
+  StoreTexelOp::create(b, loc, any.getResult(0), outputHandle(), layer, y, x);
+  b.setInsertionPointAfter(guard);
+}
+
+namespace {
+/// What one fetch of a planned read loaded: a texel (with the channel of its
+/// element, where all reads it serves find theirs there) or an element.
+struct Fetched {
+  Value value;
+  Value channel;
+};
+
+/// Emits the loads of a planned kernel's reads.
+class PlannedReads {
+public:
+  PlannedReads(KernelBuilder &kb, const ::fbl::cost::KernelShape &plan)
+      : kb(kb), plan(plan), a{kb.b, kb.loc} {}
+
+  /// Loads `handle`, indexed through `access`, at loop values `loops`; under
+  /// `guard` (null: always), zero elsewhere.
+  Fetched fetch(Value handle, const ::fbl::cost::TensorAccess &access,
+                ArrayRef<Value> loops, Value guard) {
+    OpBuilder &b = kb.b;
+    auto type = cast<RankedTensorType>(handle.getType());
+    bool buffer = isa<BufferLayoutAttr>(type.getEncoding());
+    Type loaded = buffer ? type.getElementType()
+                         : Type(VectorType::get({4}, b.getF32Type()));
+    scf::IfOp branch;
+    if (guard) {
+      branch = scf::IfOp::create(b, kb.loc, TypeRange{loaded, b.getIndexType()},
+                                 guard, true);
+      b.setInsertionPointToStart(&branch.getThenRegion().front());
+    }
+    SmallVector<Value> idx;
+    for (int l : access.loopOfDim)
+      idx.push_back(l >= 0 ? loops[l] : a.c(0));
+    Fetched f;
+    if (buffer) {
+      f.value =
+          LoadElementOp::create(b, kb.loc, loaded, handle, a.linear(type, idx));
+      f.channel = a.c(0);
+    } else {
+      std::array<Value, 4> t = a.texelOf(type, idx);
+      f.value =
+          LoadTexelOp::create(b, kb.loc, loaded, handle, t[0], t[1], t[2]);
+      f.channel = t[3];
+    }
+    if (!guard)
+      return f;
+    scf::YieldOp::create(b, kb.loc, ValueRange{f.value, f.channel});
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    Value zero = a.zero(loaded);
+    scf::YieldOp::create(b, kb.loc, ValueRange{zero, a.c(0)});
+    b.setInsertionPointAfter(branch);
+    return {branch.getResult(0), branch.getResult(1)};
+  }
+
+  /// The element that lane `lane`'s read at iteration `j` of a step finds in
+  /// `f`: channel `lane` of a texel packed along the channel loop, channel
+  /// `j` of one packed along the walked loop, else where the fetch found it.
+  Value element(const Fetched &f, const ::fbl::cost::TensorAccess &access,
+                unsigned lane, unsigned j) {
+    if (!isa<VectorType>(f.value.getType()))
+      return f.value;
+    if (access.packedAlong(plan.channelLoop))
+      return vector::ExtractOp::create(kb.b, kb.loc, f.value, lane);
+    if (access.packedAlong(plan.walkLoop))
+      return vector::ExtractOp::create(kb.b, kb.loc, f.value, j);
+    return vector::ExtractOp::create(kb.b, kb.loc, f.value,
+                                     OpFoldResult(f.channel));
+  }
+
+  KernelBuilder &kb;
+  const ::fbl::cost::KernelShape &plan;
+  Addressing a;
+};
+} // namespace
+
+LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
+                                         const ::fbl::cost::KernelShape &plan,
+                                         ArrayRef<unsigned> inputs,
+                                         std::optional<unsigned> init,
+                                         LaneBody body) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type elem =
+      cast<RankedTensorType>(kb.outputHandle().getType()).getElementType();
+  LogicalResult status = success();
+  kb.forEachOutputTexel([&](ArrayRef<KernelBuilder::Lane> lanes) {
+    PlannedReads reads(kb, plan);
+    Addressing &a = reads.a;
+    unsigned numLanes = lanes.size();
+    // Each lane's loop values, from its output index.
+    SmallVector<SmallVector<Value>> ivs(numLanes,
+                                        SmallVector<Value>(plan.ranges.size()));
+    for (unsigned c = 0; c < numLanes; ++c)
+      for (auto [d, l] : llvm::enumerate(plan.output.loopOfDim))
+        if (l >= 0)
+          ivs[c][l] = lanes[c].idx[d];
+    // Lane c's read of `access` in `handle`, unless lane 0's fetch serves it.
+    auto fetchLanes = [&](Value handle, const ::fbl::cost::TensorAccess &access,
+                          ArrayRef<SmallVector<Value>> at) {
+      SmallVector<Fetched> fetched;
+      for (unsigned c = 0; c < numLanes; ++c)
+        fetched.push_back(
+            c > 0 && access.channelsShareFetch
+                ? fetched.front()
+                : reads.fetch(handle, access, at[c], lanes[c].valid));
+      return fetched;
+    };
+    SmallVector<Value> acc;
+    if (plan.readsInit) {
+      SmallVector<Fetched> f =
+          fetchLanes(kb.inputHandle(*init), plan.output, ivs);
+      for (unsigned c = 0; c < numLanes; ++c)
+        acc.push_back(reads.element(f[c], plan.output, c, 0));
+    } else {
+      acc.assign(numLanes,
+                 arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
+    }
+    // Inputs that no reduction loop indexes: once, before the nest.
+    SmallVector<SmallVector<Fetched>> hoisted(plan.inputs.size());
+    for (auto [i, access] : llvm::enumerate(plan.inputs))
+      if (access.hoisted)
+        hoisted[i] = fetchLanes(kb.inputHandle(inputs[i]), access, ivs);
+
+    // One step of the nest: `count` iterations of the walked loop from
+    // `base` (one iteration of the innermost loop when none is walked).
+    auto step = [&](Value base, unsigned count,
+                    SmallVector<Value> acc) -> SmallVector<Value> {
+      // Lane c's loop values at iteration j.
+      auto at = [&](unsigned c, unsigned j) {
+        SmallVector<Value> loops = ivs[c];
+        if (plan.walkLoop >= 0)
+          loops[plan.walkLoop] = j == 0 ? base : a.add(base, a.c(j));
+        return loops;
+      };
+      // Every read's fetches, in (iteration, lane) order.
+      SmallVector<SmallVector<SmallVector<Fetched>>> fetched(
+          plan.inputs.size());
+      for (auto [i, access] : llvm::enumerate(plan.inputs)) {
+        if (access.hoisted)
+          continue;
+        fetched[i].assign(count, SmallVector<Fetched>(numLanes));
+        for (unsigned j = 0; j < count; ++j)
+          for (unsigned c = 0; c < numLanes; ++c) {
+            unsigned fromLane = access.channelsShareFetch ? 0 : c;
+            unsigned fromIter = access.stepsShareFetch ? 0 : j;
+            fetched[i][j][c] =
+                fromLane == c && fromIter == j
+                    ? reads.fetch(kb.inputHandle(inputs[i]), access, at(c, j),
+                                  access.channelsShareFetch ? Value()
+                                                            : lanes[c].valid)
+                    : fetched[i][fromIter][fromLane];
+          }
+      }
+      IRMapping shared;
+      for (unsigned j = 0; j < count; ++j)
+        for (unsigned c = 0; c < numLanes; ++c) {
+          SmallVector<Value> values;
+          for (auto [i, access] : llvm::enumerate(plan.inputs))
+            values.push_back(
+                reads.element(access.hoisted ? hoisted[i][c] : fetched[i][j][c],
+                              access, c, j));
+          SmallVector<Value> loops = at(c, j);
+          // A lane that may hold no element computes nothing there (its
+          // indices may lie outside the tensors).
+          scf::IfOp branch;
+          if (lanes[c].valid) {
+            branch = scf::IfOp::create(b, loc, TypeRange{elem}, lanes[c].valid,
+                                       true);
+            b.setInsertionPointToStart(&branch.getThenRegion().front());
+          }
+          FailureOr<Value> next = body(loops, values, acc[c], shared);
+          if (failed(next)) {
+            status = failure();
+            next = acc[c];
+          }
+          if (!branch) {
+            acc[c] = *next;
+            continue;
+          }
+          scf::YieldOp::create(b, loc, *next);
+          b.setInsertionPointToStart(&branch.getElseRegion().front());
+          scf::YieldOp::create(b, loc, acc[c]);
+          b.setInsertionPointAfter(branch);
+          acc[c] = branch.getResult(0);
+        }
+      return acc;
+    };
+    // The reduction loops, outermost first; the walked one (innermost) in
+    // steps of 4 and a tail.
+    SmallVector<unsigned> reductionLoops;
+    for (unsigned l = 0; l < plan.ranges.size(); ++l)
+      if (plan.reduction[l])
+        reductionLoops.push_back(l);
+    auto loop =
+        [&](int64_t begin, int64_t end, int64_t stride, SmallVector<Value> acc,
+            function_ref<SmallVector<Value>(Value, SmallVector<Value>)> inner)
+        -> SmallVector<Value> {
+      Value lb = a.c(begin), ub = a.c(end), st = a.c(stride);
+      auto forOp = scf::ForOp::create(b, loc, lb, ub, st, acc);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      SmallVector<Value> next =
+          inner(forOp.getInductionVar(),
+                SmallVector<Value>(forOp.getRegionIterArgs()));
+      scf::YieldOp::create(b, loc, next);
+      return SmallVector<Value>(forOp.getResults());
+    };
+    std::function<SmallVector<Value>(unsigned, SmallVector<Value>)> nest =
+        [&](unsigned pos, SmallVector<Value> acc) -> SmallVector<Value> {
+      if (pos == reductionLoops.size())
+        return step(Value(), 1, acc);
+      unsigned l = reductionLoops[pos];
+      int64_t range = plan.ranges[l];
+      if (static_cast<int>(l) != plan.walkLoop)
+        return loop(0, range, 1, acc, [&](Value iv, SmallVector<Value> acc) {
+          for (SmallVector<Value> &laneIvs : ivs)
+            laneIvs[l] = iv;
+          return nest(pos + 1, acc);
+        });
+      int64_t full = range / 4 * 4;
+      if (full > 0)
+        acc = loop(0, full, 4, acc, [&](Value iv, SmallVector<Value> acc) {
+          return step(iv, 4, acc);
+        });
+      if (range > full)
+        acc = step(a.c(full), range - full, acc);
+      return acc;
+    };
+    return nest(0, acc);
+  });
+  return status;
 }
 
 SmallVector<int64_t> kernels::gridFor(RankedTensorType type) {

@@ -11,6 +11,7 @@
 #ifndef FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELBUILDER_H
 #define FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELBUILDER_H
 
+#include "fbl/CostModel/CostModel.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,6 +61,10 @@ struct Addressing {
                                                  Value layer, Value y, Value x,
                                                  int64_t channel);
 
+  /// Zero of a scalar or vector `type` (vectors from their elements: the
+  /// OpenCL printer takes scalar constants only).
+  Value zero(Type type);
+
   /// Row-major offset of `idx` in `type`.
   Value linear(RankedTensorType type, ValueRange idx);
 
@@ -97,6 +102,19 @@ public:
   /// output element at logical index `idx`.
   void forEachOutputElement(function_ref<Value(ValueRange idx)> compute);
 
+  /// One channel of an output texel: its logical index, and whether it is
+  /// an element (null: always, given that channel 0 is).
+  struct Lane {
+    SmallVector<Value> idx;
+    Value valid;
+  };
+  /// Emits the per-texel (or per-element) body computing a texel's channels
+  /// together: `compute(lanes)` gives one value per lane, and runs only where
+  /// lane 0 is an element (other texels are written as zero). An image
+  /// packed along some dim has 4 lanes, anything else one.
+  void forEachOutputTexel(
+      function_ref<SmallVector<Value>(ArrayRef<Lane> lanes)> compute);
+
   OpBuilder &b;
   Location loc;
   TargetAttr target;
@@ -107,6 +125,24 @@ public:
 
 /// Items of the kernel grid for an output of `type`: texels or elements.
 SmallVector<int64_t> gridFor(RankedTensorType type);
+
+/// Lane `lane`'s next accumulator of a planned kernel: the op's body at loop
+/// values `ivs`, with `inputs` the values of the plan's inputs there and
+/// `acc` the accumulator. Values from above that the body recomputes go into
+/// `shared`, which lives for one step of the nest (all of its lanes).
+using LaneBody = function_ref<FailureOr<Value>(
+    ValueRange ivs, ValueRange inputs, Value acc, IRMapping &shared)>;
+
+/// Emits, after `kb.begin`, the body of the per-texel (or per-element)
+/// kernel `plan` describes (::fbl::cost::planReads decided its reads): the
+/// reduction nest runs once for all lanes, the walked loop 4 iterations a
+/// step, and each input is fetched once per group of lanes and iterations
+/// that its plan says share a fetch. Plan input i is kernel input
+/// `inputs[i]`; the initial value (plan.readsInit) is kernel input `init`.
+LogicalResult emitPlannedKernel(KernelBuilder &kb,
+                                const ::fbl::cost::KernelShape &plan,
+                                ArrayRef<unsigned> inputs,
+                                std::optional<unsigned> init, LaneBody body);
 
 /// Makes the tensors the scalar chain of `v` reads kernel inputs.
 void collectScalarInputs(Value v, KernelBuilder &kb,
