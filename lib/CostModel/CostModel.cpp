@@ -494,75 +494,74 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   case KernelKind::BlockTranspose:
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * 4;
     break;
+  case KernelKind::RegisterTiledGemm:
+  case KernelKind::LocalTiledGemm: {
+    bool local = k.kind == KernelKind::LocalTiledGemm;
+    int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
+    int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
+    c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
+    break;
   }
-case KernelKind::RegisterTiledGemm:
-case KernelKind::LocalTiledGemm: {
-  bool local = k.kind == KernelKind::LocalTiledGemm;
-  int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
-  int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
-  c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
-  break;
-}
-}
-// Each read shares the cache with the kernel's others: simulate it alone
-// with its share.
-unsigned numReads =
-    static_cast<unsigned>(k.inputs.size()) + (k.readsInit ? 1 : 0);
-DeviceModel share = device;
-share.cache.bytes = std::max<int64_t>(
-    device.cache.bytes / std::max(1u, numReads),
-    device.cache.lineTexels() * device.cache.texelBytes * device.cache.ways);
-Tracer tracer(k, device, input);
+  }
+  // Each read shares the cache with the kernel's others: simulate it alone
+  // with its share.
+  unsigned numReads =
+      static_cast<unsigned>(k.inputs.size()) + (k.readsInit ? 1 : 0);
+  DeviceModel share = device;
+  share.cache.bytes = std::max<int64_t>(
+      device.cache.bytes / std::max(1u, numReads),
+      device.cache.lineTexels() * device.cache.texelBytes * device.cache.ways);
+  Tracer tracer(k, device, input);
 
-// The sample: compute unit 0's resident work-groups.
-const target::ExecutionModel &x = device.execution;
-int64_t units = std::max<int64_t>(1, x.computeUnits);
-int64_t resident = std::max<int64_t>(1, x.residentItems / launch.wgItems);
-int64_t budget = std::max<int64_t>(1, device.sampledItems / launch.wgItems);
-int64_t sampled =
-    std::min({resident, budget, ceilDiv(launch.totalGroups, units)});
-// Every sampled work-item's reads, one after the other.
-std::vector<Read> reads;
-std::vector<size_t> starts;
-for (int64_t j = 0; j < sampled; ++j) {
-  int64_t g = j * units;
-  std::array<int64_t, 3> gid = {g % launch.groups[0],
-                                (g / launch.groups[0]) % launch.groups[1],
-                                g / (launch.groups[0] * launch.groups[1])};
-  for (int64_t lz = 0; lz < launch.wg[2]; ++lz)
-    for (int64_t ly = 0; ly < launch.wg[1]; ++ly)
-      for (int64_t lx = 0; lx < launch.wg[0]; ++lx) {
-        std::array<int64_t, 3> item = {gid[0] * launch.wg[0] + lx,
-                                       gid[1] * launch.wg[1] + ly,
-                                       gid[2] * launch.wg[2] + lz};
-        if (item[0] >= launch.items[0] || item[1] >= launch.items[1] ||
-            item[2] >= launch.items[2])
-          continue;
-        starts.push_back(reads.size());
-        tracer.trace(item, reads);
-      }
-}
-// Work-items in issue order, one read each per round: waves issue in
-// lockstep and in turn.
-TextureCache cache(share.cache);
-starts.push_back(reads.size());
-size_t longest = 0;
-for (size_t t = 0; t + 1 < starts.size(); ++t)
-  longest = std::max(longest, starts[t + 1] - starts[t]);
-int64_t sampledReads = 0, sampledMisses = 0;
-for (size_t pos = 0; pos < longest; ++pos)
-  for (size_t t = 0; t + 1 < starts.size(); ++t) {
-    if (starts[t] + pos >= starts[t + 1])
-      continue;
-    const Read &r = reads[starts[t] + pos];
-    sampledMisses += cache.access(r.line, r.set);
-    ++sampledReads;
+  // The sample: compute unit 0's resident work-groups.
+  const target::ExecutionModel &x = device.execution;
+  int64_t units = std::max<int64_t>(1, x.computeUnits);
+  int64_t resident = std::max<int64_t>(1, x.residentItems / launch.wgItems);
+  int64_t budget = std::max<int64_t>(1, device.sampledItems / launch.wgItems);
+  int64_t sampled =
+      std::min({resident, budget, ceilDiv(launch.totalGroups, units)});
+  // Every sampled work-item's reads, one after the other.
+  std::vector<Read> reads;
+  std::vector<size_t> starts;
+  for (int64_t j = 0; j < sampled; ++j) {
+    int64_t g = j * units;
+    std::array<int64_t, 3> gid = {g % launch.groups[0],
+                                  (g / launch.groups[0]) % launch.groups[1],
+                                  g / (launch.groups[0] * launch.groups[1])};
+    for (int64_t lz = 0; lz < launch.wg[2]; ++lz)
+      for (int64_t ly = 0; ly < launch.wg[1]; ++ly)
+        for (int64_t lx = 0; lx < launch.wg[0]; ++lx) {
+          std::array<int64_t, 3> item = {gid[0] * launch.wg[0] + lx,
+                                         gid[1] * launch.wg[1] + ly,
+                                         gid[2] * launch.wg[2] + lz};
+          if (item[0] >= launch.items[0] || item[1] >= launch.items[1] ||
+              item[2] >= launch.items[2])
+            continue;
+          starts.push_back(reads.size());
+          tracer.trace(item, reads);
+        }
   }
-double rate = sampledReads ? static_cast<double>(sampledMisses) /
-                                 static_cast<double>(sampledReads)
-                           : 0.0;
-c.misses = static_cast<int64_t>(rate * static_cast<double>(c.fetches) + 0.5);
-return c;
+  // Work-items in issue order, one read each per round: waves issue in
+  // lockstep and in turn.
+  TextureCache cache(share.cache);
+  starts.push_back(reads.size());
+  size_t longest = 0;
+  for (size_t t = 0; t + 1 < starts.size(); ++t)
+    longest = std::max(longest, starts[t + 1] - starts[t]);
+  int64_t sampledReads = 0, sampledMisses = 0;
+  for (size_t pos = 0; pos < longest; ++pos)
+    for (size_t t = 0; t + 1 < starts.size(); ++t) {
+      if (starts[t] + pos >= starts[t + 1])
+        continue;
+      const Read &r = reads[starts[t] + pos];
+      sampledMisses += cache.access(r.line, r.set);
+      ++sampledReads;
+    }
+  double rate = sampledReads ? static_cast<double>(sampledMisses) /
+                                   static_cast<double>(sampledReads)
+                             : 0.0;
+  c.misses = static_cast<int64_t>(rate * static_cast<double>(c.fetches) + 0.5);
+  return c;
 }
 
 KernelCost fbl::cost::launchCost(const KernelShape &k,
