@@ -11,6 +11,7 @@
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -45,31 +46,49 @@ FailureOr<func::FuncOp> mlir::fbl::findBundleEntry(ModuleOp module,
       "fbl-opt --fbl-training-pipeline (or pick one with --fbl-entry)");
 }
 
-/// Compiles `cl` to SPIR-V with clang's SPIR-V backend.
+/// Runs one LLVM tool from FBL_LLVM_TOOLS_DIR on the bundle's files.
+static LogicalResult runTool(ModuleOp module, StringRef name,
+                             ArrayRef<StringRef> args) {
+  llvm::ErrorOr<std::string> tool =
+      llvm::sys::findProgramByName(name, {FBL_LLVM_TOOLS_DIR});
+  if (!tool)
+    return mlir::emitError(module.getLoc(), "fbl-to-spirv: no ")
+           << name << " in " FBL_LLVM_TOOLS_DIR;
+  SmallVector<StringRef> argv = {*tool};
+  argv.append(args.begin(), args.end());
+  std::string err;
+  int rc =
+      llvm::sys::ExecuteAndWait(*tool, argv, std::nullopt, {}, 0, 0, &err);
+  if (rc != 0)
+    return mlir::emitError(module.getLoc(), "fbl-to-spirv: ")
+           << name << " failed (" << rc << ") " << err;
+  return success();
+}
+
+/// Compiles `cl` to SPIR-V 1.0 for OpenCL 1.2: clang optimizes to LLVM IR,
+/// the scalarizer splits vector operations, then llc's SPIR-V backend emits.
+/// The middle step exists because LLVM folds a vector-valued if/else into a
+/// `select i1, <4 x float>` and the SPIR-V backend prints that as an OpSelect
+/// with a scalar condition, which only SPIR-V 1.4 allows.
 static LogicalResult compileToSpirv(ModuleOp module, StringRef cl,
                                     StringRef spv) {
-  llvm::ErrorOr<std::string> clang =
-      llvm::sys::findProgramByName("clang", {FBL_LLVM_TOOLS_DIR});
-  if (!clang)
-    return mlir::emitError(module.getLoc(),
-                           "fbl-to-spirv: no clang in " FBL_LLVM_TOOLS_DIR);
-  std::string err;
-  StringRef args[] = {*clang,
-                      "-cl-std=CL1.2",
-                      "--target=spirv64v1.0",
-                      "-Xclang",
-                      "-finclude-default-header",
-                      "-O2",
-                      "-c",
-                      cl,
-                      "-o",
-                      spv};
-  int rc =
-      llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0, &err);
-  if (rc != 0)
-    return mlir::emitError(module.getLoc(), "fbl-to-spirv: clang failed (")
-           << rc << ") " << err;
-  return success();
+  SmallString<256> optimized(spv), scalarized(spv);
+  optimized += ".opt.bc";
+  scalarized += ".scalar.bc";
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(optimized);
+    llvm::sys::fs::remove(scalarized);
+  });
+  if (failed(runTool(module, "clang",
+                     {"-cl-std=CL1.2", "--target=spirv64v1.0", "-Xclang",
+                      "-finclude-default-header", "-O2", "-c", "-emit-llvm",
+                      cl, "-o", optimized})) ||
+      failed(runTool(module, "opt",
+                     {"-passes=scalarizer", optimized, "-o", scalarized})))
+    return failure();
+  return runTool(module, "llc",
+                 {"-mtriple=spirv64v1.0", "-filetype=obj", scalarized, "-o",
+                  spv});
 }
 
 LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
