@@ -3,7 +3,10 @@
 #include "fbl/Autodiff/ImporterForms.h"
 #include "fbl/Autodiff/IndexMaps.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -35,6 +38,22 @@ struct FoldTruncatedConstant : OpRewritePattern<arith::TruncFOp> {
     return success();
   }
 };
+
+/// affine.apply (an index computed in a body, such as `n floordiv 2` to read
+/// ids) -> the arith ops it stands for (upstream's expansion), which the
+/// gradient rules copy and the kernels print.
+struct ExpandAffineApply : OpRewritePattern<affine::AffineApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(affine::AffineApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<Value, 8>> expanded = affine::expandAffineMap(
+        rewriter, op.getLoc(), op.getAffineMap(), op.getOperands());
+    if (!expanded)
+      return failure();
+    rewriter.replaceOp(op, *expanded);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::fbl::normalizeImporterForms(func::FuncOp func) {
@@ -42,7 +61,8 @@ void mlir::fbl::normalizeImporterForms(func::FuncOp func) {
   RewritePatternSet patterns(ctx);
   tensor::populateDecomposeTensorConcatPatterns(patterns);
   math::populateExpansionPatterns(patterns, {"fpowi"});
-  patterns.add<FoldTruncatedConstant>(ctx);
+  patterns.add<FoldTruncatedConstant, ExpandAffineApply>(ctx);
+  arith::populateCeilFloorDivExpandOpsPatterns(patterns);
   // The greedy driver folds arith.truncf/extf of constants on its own.
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);

@@ -10,6 +10,9 @@
 //     (upstream's math expansion);
 //   - f64 constants truncated or extended in a body (a norm's epsilon) ->
 //     f32 constants (folding);
+//   - index arithmetic in bodies (affine.apply, arith.floordivsi and
+//     arith.ceildivsi, e.g. ids read at `n floordiv 2`) -> the plain arith
+//     ops they expand to (upstream's expansions);
 //   - constant-0 results of index maps on size-1 dims (keepdim reductions
 //     and their broadcasts) -> projected permutations between reshapes.
 //
