@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -44,6 +45,7 @@ public:
 private:
   LogicalResult emitOp(Operation &op);
   LogicalResult emitBlock(Block &block);
+  LogicalResult emitConstantTables(DispatchOp dispatch);
   FailureOr<std::string> typeName(Type type);
   std::string name(Value v);
   std::string fresh(Value v);
@@ -101,6 +103,15 @@ static std::string floatLiteral(APFloat value) {
   value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
   std::string s = llvm::formatv("{0:e9}", value.convertToFloat()).str();
   return "(" + s + "f)";
+}
+
+/// An integer literal of OpenCL C (int or long) for `value`.
+static std::string integerLiteral(const APInt &value) {
+  // -2^63 has no literal: its magnitude overflows long.
+  if (value.getBitWidth() == 64 && value.isMinSignedValue())
+    return "(-9223372036854775807L - 1)";
+  return std::to_string(value.getSExtValue()) +
+         (value.getBitWidth() == 64 ? "L" : "");
 }
 
 static StringRef cmpfOp(arith::CmpFPredicate p) {
@@ -181,6 +192,10 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> LogicalResult {
+        // A constant tensor is a __constant array, declared before the
+        // kernel (emitConstantTables).
+        if (isa<RankedTensorType>(c.getType()) && names.count(c))
+          return success();
         if (auto f = dyn_cast<FloatAttr>(c.getValue()))
           return declare(c, floatLiteral(f.getValue()));
         if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
@@ -188,6 +203,13 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
                                 ? (i.getInt() ? "true" : "false")
                                 : std::to_string(i.getInt()));
         return c.emitError("fbl-to-opencl: unsupported constant");
+      })
+      .Case<tensor::ExtractOp>([&](tensor::ExtractOp e) -> LogicalResult {
+        if (!names.count(e.getTensor()) || e.getIndices().size() != 1)
+          return e.emitError("fbl-to-opencl: a kernel reads elements only "
+                             "of a one-dimensional constant tensor");
+        return declare(e, name(e.getTensor()) + "[" + name(e.getIndices()[0]) +
+                              "]");
       })
       .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return bin("+"); })
       .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return bin("-"); })
@@ -422,10 +444,48 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
       });
 }
 
+LogicalResult KernelEmitter::emitConstantTables(DispatchOp dispatch) {
+  unsigned count = 0;
+  WalkResult walk = dispatch.walk([&](arith::ConstantOp c) -> WalkResult {
+    auto type = dyn_cast<RankedTensorType>(c.getType());
+    if (!type)
+      return WalkResult::advance();
+    auto data = dyn_cast<DenseElementsAttr>(c.getValue());
+    FailureOr<std::string> t = typeName(type.getElementType());
+    if (!data || type.getRank() != 1 || failed(t)) {
+      c.emitError("fbl-to-opencl: a kernel's constant tensor must be "
+                  "one-dimensional f32, i32 or i64 data");
+      return WalkResult::interrupt();
+    }
+    std::string n =
+        llvm::formatv("{0}_c{1}", dispatch.getKernel(), count++).str();
+    names[c] = n;
+    os << "__constant " << *t << " " << n << "[" << type.getNumElements()
+       << "] = {";
+    int64_t i = 0;
+    auto item = [&](const std::string &literal) {
+      os << (i % 8 ? " " : "\n    ") << literal
+         << (i + 1 < type.getNumElements() ? "," : "");
+      ++i;
+    };
+    if (isa<FloatType>(type.getElementType()))
+      for (APFloat v : data.getValues<APFloat>())
+        item(floatLiteral(v));
+    else
+      for (APInt v : data.getValues<APInt>())
+        item(integerLiteral(v));
+    os << "};\n\n";
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch) {
   names.clear();
   next = 0;
   indent = 1;
+  if (failed(emitConstantTables(dispatch)))
+    return failure();
   Block &body = dispatch.getBody().front();
   unsigned numIns = dispatch.getIns().size();
   os << "__kernel void " << dispatch.getKernel() << "(";

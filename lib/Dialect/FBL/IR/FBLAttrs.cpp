@@ -11,7 +11,10 @@
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -93,6 +96,41 @@ RankedTensorType mlir::fbl::withEncoding(RankedTensorType type,
                                          Attribute encoding) {
   return RankedTensorType::get(type.getShape(), type.getElementType(),
                                encoding);
+}
+
+LogicalResult mlir::fbl::setTensorEncoding(Value value, Attribute encoding) {
+  auto type = withEncoding(cast<RankedTensorType>(value.getType()), encoding);
+  Operation *def = value.getDefiningOp();
+  if (def && def->hasTrait<OpTrait::ConstantLike>()) {
+    // arith.constant and its kin hold their data as `value`, typed exactly
+    // as the result.
+    Attribute data = def->getAttr("value");
+    DenseElementsAttr retyped;
+    if (auto dense = dyn_cast_or_null<DenseElementsAttr>(data)) {
+      retyped = dense.reshape(type);
+    } else if (auto resource =
+                   dyn_cast_or_null<DenseResourceElementsAttr>(data)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      bool splat = false;
+      if (!blob ||
+          !DenseElementsAttr::isValidRawBuffer(type, blob->getData(), splat))
+        return failure();
+      retyped = DenseElementsAttr::getFromRawBuffer(type, blob->getData());
+    } else if (data) {
+      return failure();
+    }
+    if (retyped)
+      def->setAttr("value", retyped);
+  }
+  value.setType(type);
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    if (auto func =
+            dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+        func && arg.getOwner() == &func.getFunctionBody().front())
+      func.setType(FunctionType::get(func->getContext(),
+                                     arg.getOwner()->getArgumentTypes(),
+                                     func.getResultTypes()));
+  return success();
 }
 
 LayoutEncodingAttrInterface mlir::fbl::getLayoutEncoding(Type type) {

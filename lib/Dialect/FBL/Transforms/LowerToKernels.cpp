@@ -11,7 +11,8 @@
 //  - contractions: the register- or local-tiled GEMM kernels
 //    (ContractionKernels.cpp), else the generic kernel;
 //  - other linalg ops: the generic per-texel kernel (ElementwiseKernels.cpp);
-//  - fbl.relayout, slices and tensor.insert: copy kernels (CopyKernels.cpp);
+//  - fbl.relayout, slices, tensor.insert and constant tensors: copy kernels
+//    (CopyKernels.cpp);
 //  - scf.for scatter loops over buffers: in-place kernels
 //    (ScatterKernels.cpp).
 // Scalars the kernels use (constants, bias corrections computed from a step
@@ -61,6 +62,8 @@ static LogicalResult lowerOp(Operation *op, TargetAttr target,
     return lowerSlice(op, target, counter);
   if (auto insert = dyn_cast<tensor::InsertOp>(op))
     return lowerInsert(insert, target, counter);
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return lowerConstant(constant, target, counter);
   return lowerScatterLoop(cast<scf::ForOp>(op), target, counter);
 }
 
@@ -105,7 +108,9 @@ struct LowerToKernelsPass
       for (Operation &op : func.getBody().front())
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
-                tensor::InsertOp>(op))
+                tensor::InsertOp>(op) ||
+            (isa<arith::ConstantOp>(op) &&
+             getLayoutEncoding(op.getResult(0).getType())))
           work.push_back(&op);
       for (Operation *op : work) {
         // The cost model's estimate of the kernel, asked before the op is

@@ -40,18 +40,6 @@ static Attribute rtileFor(RankedTensorType type, TargetAttr target) {
   return {};
 }
 
-/// Gives `value` the encoding `encoding`, keeping its function's signature
-/// in step.
-static void setEncoding(Value value, Attribute encoding) {
-  value.setType(
-      withEncoding(cast<RankedTensorType>(value.getType()), encoding));
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-      func.setFunctionType(FunctionType::get(
-          func.getContext(), arg.getOwner()->getArgumentTypes(),
-          func.getFunctionType().getResults()));
-}
-
 namespace {
 struct MaterializeRTilePass
     : public mlir::fbl::impl::FBLMaterializeRTilePassBase<
@@ -100,7 +88,9 @@ struct MaterializeRTilePass
                << n << " of type " << type
                << " fits no R-Tile image of target '" << targetAttr.getName()
                << "'";
-      setEncoding(v, rtile);
+      if (failed(setTensorEncoding(v, rtile)))
+        return op->emitOpError("fbl-materialize-rtile: operand #")
+               << n << " is a constant whose data is not in the module";
     }
     // The kernel configuration.
     SmallVector<int64_t> reduced;

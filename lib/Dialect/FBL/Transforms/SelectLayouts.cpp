@@ -124,11 +124,12 @@ struct SelectLayoutsPass
       FailureOr<LayoutPlan> plan = selectLayouts(func, *parsed, costs);
       if (failed(plan))
         return signalPassFailure();
-      apply(func, *plan);
+      if (failed(apply(func, *plan)))
+        return signalPassFailure();
     }
   }
 
-  void apply(func::FuncOp func, LayoutPlan &plan) {
+  LogicalResult apply(func::FuncOp func, LayoutPlan &plan) {
     Block &block = func.getBody().front();
     placeScatterLoopsInBuffers(block);
     // Relayouts are created from the stored layouts, before types change.
@@ -159,10 +160,15 @@ struct SelectLayoutsPass
       use->set(r);
     }
     for (auto &[v, a] : plan.valueLayout)
-      v.setType(withEncoding(cast<RankedTensorType>(v.getType()), a));
+      if (failed(setTensorEncoding(v, a)))
+        return v.getDefiningOp()->emitOpError(
+            "fbl-select-layouts: the data of this constant tensor is not in "
+            "the module (an elided dense_resource); give its values or pass "
+            "it as an input");
     auto ret = cast<func::ReturnOp>(block.getTerminator());
     func.setFunctionType(FunctionType::get(
         func.getContext(), block.getArgumentTypes(), ret.getOperandTypes()));
+    return success();
   }
 };
 } // namespace

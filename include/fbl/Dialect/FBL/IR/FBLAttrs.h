@@ -59,6 +59,13 @@ unsigned getElementBytes(Type elementType);
 /// `type` with its encoding replaced by `encoding`.
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
 
+/// Gives the tensor `value` the encoding `encoding`, keeping what defines it
+/// valid: the signature of the function whose argument it is, the data of
+/// the constant that produces it (whose type must stay its result type).
+/// Fails, changing nothing, for a constant whose data is not at hand (an
+/// elided `dense_resource`).
+LogicalResult setTensorEncoding(Value value, Attribute encoding);
+
 } // namespace mlir::fbl
 
 #include "fbl/Dialect/FBL/IR/FBLInterfaces.h.inc"

@@ -2,10 +2,10 @@
 //
 // The copy kernels of fbl-lower-to-kernels: fbl.relayout (a 4x4 block
 // transpose between packings where blocks cover the tensor, else a per-texel
-// copy as its kernel plan says), tensor.extract_slice, tensor.insert_slice
-// and tensor.insert of a scalar, each one work-item per output texel (per
-// element for buffers) that reads the element its channel holds from the
-// source.
+// copy as its kernel plan says), tensor.extract_slice, tensor.insert_slice,
+// tensor.insert of a scalar and constant tensors, each one work-item per
+// output texel (per element for buffers) that reads the element its channel
+// holds from the source.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,6 +241,46 @@ LogicalResult kernels::lowerInsert(tensor::InsertOp op, TargetAttr target,
   if (failed(status))
     return op.emitOpError("fbl-lower-to-kernels: cannot compute the inserted "
                           "value inside a kernel");
+  op.getResult().replaceAllUsesWith(dispatch.getResult(0));
+  op.erase();
+  return success();
+}
+
+/// Lowers a top-level constant tensor to a kernel that writes its values into
+/// its layout: a splat as one scalar, other data from a row-major copy in
+/// the kernel (which the emitter prints as a `__constant` array).
+LogicalResult kernels::lowerConstant(arith::ConstantOp op, TargetAttr target,
+                                     unsigned &counter) {
+  auto type = cast<RankedTensorType>(op.getType());
+  auto data = dyn_cast<DenseElementsAttr>(op.getValue());
+  Type elem = type.getElementType();
+  if (!data || !(elem.isF32() || elem.isInteger(32) || elem.isInteger(64)))
+    return op.emitOpError("fbl-lower-to-kernels: constant tensors of ")
+           << elem << " are not supported; f32, i32 and i64 are";
+  // Every OpenCL device holds at least 64 KiB of __constant data.
+  constexpr int64_t kMaxConstantBytes = 64 * 1024;
+  int64_t bytes = type.getNumElements() * getElementBytes(elem);
+  if (!data.isSplat() && bytes > kMaxConstantBytes)
+    return op.emitOpError("fbl-lower-to-kernels: a constant tensor of ")
+           << bytes << " bytes exceeds the " << kMaxConstantBytes
+           << " bytes of kernel constant data every OpenCL device holds; "
+              "pass it as an input";
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  KernelBuilder kb(b, loc, target);
+  kb.begin(("k" + Twine(counter++) + "_constant").str(), type, gridFor(type));
+  Value table;
+  if (!data.isSplat()) {
+    auto flat = RankedTensorType::get({type.getNumElements()}, elem);
+    table = arith::ConstantOp::create(b, loc, data.reshape(flat));
+  }
+  kb.forEachOutputElement([&](ValueRange idx) -> Value {
+    if (!table)
+      return arith::ConstantOp::create(b, loc, data.getSplatValue<TypedAttr>());
+    Addressing a{b, loc};
+    return tensor::ExtractOp::create(b, loc, table, a.linear(type, idx));
+  });
+  DispatchOp dispatch = kb.end();
   op.getResult().replaceAllUsesWith(dispatch.getResult(0));
   op.erase();
   return success();

@@ -13,6 +13,7 @@
 
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -53,6 +54,11 @@ LogicalResult lowerSlice(Operation *op, TargetAttr target, unsigned &counter);
 /// that replaces one element.
 LogicalResult lowerInsert(tensor::InsertOp op, TargetAttr target,
                           unsigned &counter);
+
+/// CopyKernels.cpp: replaces a constant tensor (f32, i32, i64; other than a
+/// splat at most 64 KiB) by a kernel that writes its values.
+LogicalResult lowerConstant(arith::ConstantOp op, TargetAttr target,
+                            unsigned &counter);
 
 /// ScatterKernels.cpp: replaces a scatter loop nest (tensor iter_args in
 /// buffers) by a kernel that runs it in place.
