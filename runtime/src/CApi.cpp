@@ -114,6 +114,16 @@ const char *fbl_session_input_init(const fbl_session *s, size_t index) {
   return index < s->inputInits.size() ? s->inputInits[index].c_str() : "";
 }
 
+int fbl_session_input_range(const fbl_session *s, size_t index, int64_t *min,
+                            int64_t *max) {
+  if (index >= s->inputRanges.size() || !s->inputRanges[index].present ||
+      !min || !max)
+    return 0;
+  *min = s->inputRanges[index].min;
+  *max = s->inputRanges[index].max;
+  return 1;
+}
+
 const char *fbl_session_output_name(const fbl_session *s, size_t index) {
   return index < s->outputNames.size() ? s->outputNames[index].c_str() : "";
 }

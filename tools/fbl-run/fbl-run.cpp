@@ -12,10 +12,11 @@
 // OUT/resultJ.npy. An input comes from --input (by its name or as argI),
 // else from --weights (a safetensors tensor of its name), else from its
 // initializer (seeded by --random-inputs, else 0), else random with
-// --random-inputs. With --train, a training-step bundle runs STEPS steps,
-// each step's updated parameters and optimizer state feeding the next, and
-// prints the loss and step time as it goes; --save-weights then writes the
-// named parameters. Errors are one line on stderr and a non-zero exit.
+// --random-inputs (integer inputs within their valid range). With --train, a
+// training-step bundle runs STEPS steps, each step's updated parameters and
+// optimizer state feeding the next, and prints the loss and step time as it
+// goes; --save-weights then writes the named parameters. Errors are one line on
+// stderr and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -266,9 +268,26 @@ int main(int argc, char **argv) {
           x = dist(rng);
         array.data.resize(n * 4);
         std::memcpy(array.data.data(), v.data(), n * 4);
+      } else if (int64_t lo, hi;
+                 fbl_session_input_range(session, i, &lo, &hi)) {
+        // Integer inputs with a valid range (token ids, labels) are drawn
+        // from it, whatever its lower bound.
+        bool i64 = std::string(dtype) == "i64";
+        if (!i64) {
+          lo = std::max<int64_t>(lo, std::numeric_limits<int32_t>::min());
+          hi = std::min<int64_t>(hi, std::numeric_limits<int32_t>::max());
+        }
+        std::uniform_int_distribution<int64_t> dist(lo, hi);
+        array.data.resize(n * (i64 ? 8 : 4));
+        for (int64_t e = 0; e < n; ++e) {
+          int64_t v = dist(rng);
+          int32_t v32 = static_cast<int32_t>(v);
+          std::memcpy(array.data.data() + e * (i64 ? 8 : 4),
+                      i64 ? static_cast<void *>(&v) : &v32, i64 ? 8 : 4);
+        }
       } else {
         // Optimizer state (of bundles without initializers) and integer
-        // inputs (token ids, labels: always in range) are zeros.
+        // inputs without a range are zeros.
         array.data.assign(n * (std::string(dtype) == "i64" ? 8 : 4), 0);
       }
     } else {

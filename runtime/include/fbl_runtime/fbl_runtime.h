@@ -86,6 +86,12 @@ fbl_status fbl_session_find_input(const fbl_session *session, const char *name,
 /// Whether input `index` holds a value (set, initialized or loaded).
 int fbl_session_input_is_set(const fbl_session *session, size_t index);
 
+/// The valid range of integer input `index` (token ids, labels), both
+/// bounds inclusive: 1 with `*min` and `*max` set when its manifest gives
+/// one, else 0.
+int fbl_session_input_range(const fbl_session *session, size_t index,
+                            int64_t *min, int64_t *max);
+
 /// Sets input `index` from a dense row-major host array of its element type.
 /// An integer input whose manifest gives a valid range (token ids, labels)
 /// is checked first: an element outside it fails the call, naming the
