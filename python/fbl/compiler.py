@@ -2,6 +2,7 @@
 fbl-translate (the same commands the user guide shows)."""
 
 import atexit
+import numbers
 import os
 import re
 import shutil
@@ -10,15 +11,20 @@ import tempfile
 from typing import Optional, Union
 
 from . import _config
-from .runtime import Error, target_preset
+from .runtime import Error, _c_path, target_preset
 
 POLICIES = ("fblayout", "reuse-forward", "explicit-transpose")
 OPTIMIZERS = ("none", "sgd", "adamw")
 
 
 class CompileError(Error):
-    """fbl-opt or fbl-translate rejected the model; the message holds their
-    diagnostics."""
+    """fbl-opt or fbl-translate rejected the model. The message is the tool
+    and its first error line; `diagnostics` holds everything it printed
+    (notes, the offending source line)."""
+
+    def __init__(self, message: str, diagnostics: str = ""):
+        super().__init__(message)
+        self.diagnostics = diagnostics
 
 
 def _tool(name: str) -> str:
@@ -32,8 +38,11 @@ def _tool(name: str) -> str:
 def _run(cmd, **kw) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if proc.returncode != 0:
-        raise CompileError(f"{os.path.basename(cmd[0])} failed:\n"
-                           f"{proc.stderr.strip()}")
+        lines = proc.stderr.strip().splitlines()
+        first = next((l for l in lines if "error:" in l),
+                     lines[0] if lines else f"exit status {proc.returncode}")
+        raise CompileError(f"{os.path.basename(cmd[0])}: {first.strip()}",
+                           proc.stderr)
 
 
 def local_target(device: Optional[str] = None) -> str:
@@ -60,7 +69,11 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
     if optimizer not in OPTIMIZERS:
         raise Error(f"unknown optimizer {optimizer!r}; one of "
                     f"{', '.join(OPTIMIZERS)}")
-    path = os.fspath(model)
+    try:
+        path = os.fsdecode(model)
+    except TypeError:
+        raise Error("model must be a .mlir path or MLIR text, got "
+                    f"{type(model).__name__}") from None
     text = None
     if not os.path.exists(path):
         if "func.func" not in path:
@@ -69,12 +82,21 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
     if target is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", target):
         raise Error(f"invalid target {target!r}: a preset name such as "
                     "pocl-cpu, or set fbl.target in the model")
-    options = [f"policy={policy}", f"optimizer={optimizer}", f"lr={lr!r}"]
+    # fbl-autodiff checks the value; a string here would reach it quoted.
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
+        raise Error(f"lr must be a number, got {lr!r}")
+    options = [f"policy={policy}", f"optimizer={optimizer}",
+               f"lr={float(lr)!r}"]
     # The module's own fbl.target wins over the local device's preset.
     options.append(f"target={target}" if target is not None else
                    f"fallback-target={local_target()}")
     if report:
-        options.append(f"report={os.path.abspath(report)}")
+        # Quoted, so that a space cannot start another pipeline option.
+        report = os.path.abspath(os.fsdecode(_c_path(report, "report")))
+        if "'" in report or not report.isprintable():
+            raise Error(f"report path {report!r}: quotes and control "
+                        "characters are not supported")
+        options.append(f"report='{report}'")
     # Intermediate files live in `work`, removed on return; a bundle without
     # out_dir gets its own temporary directory, removed at interpreter exit.
     with tempfile.TemporaryDirectory(prefix="fbl-") as work:

@@ -3,15 +3,40 @@ command (which this module runs), with its options as keyword arguments,
 progress as a callback and the run's summary.json as the result."""
 
 import json
+import numbers
 import os
 import re
 import subprocess
+import tempfile
 from typing import Callable, Optional, Sequence, Union
 
 from .compiler import POLICIES, _tool
-from .runtime import Error
+from .runtime import _INT64_MAX, Error, _c_path, _c_text, _integer
 
 PathLike = Union[str, os.PathLike]
+
+# Module and preset names travel inside fbl-finetune's --lora list and pass
+# pipeline, where ',', '=', spaces or braces would start another option.
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _name(value, what: str) -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise Error(f"{what} must be a name (letters, digits, '_', '.', "
+                    f"'-'), got {value!r}")
+    return value
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise Error(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def _arg(value) -> str:
+    """A path or name as a command-line argument (str, bytes or PathLike)."""
+    return os.fsdecode(_c_path(value, "argument"))
+
 
 _PROGRESS = re.compile(r"^step\s+(\d+)/(\d+)\s+loss (\S+)\s+(\S+) tokens/s\s+(\S+) ms/step")
 
@@ -19,8 +44,10 @@ _PROGRESS = re.compile(r"^step\s+(\d+)/(\d+)\s+loss (\S+)\s+(\S+) tokens/s\s+(\S
 def build_model(model: str, *, seq: int = 128, batch: int = 1) -> str:
     """The forward training model of `model` (a preset such as "tiny-llama"
     or a config.json path) as MLIR text (fbl-model)."""
-    proc = subprocess.run([_tool("fbl-model"), "--model", os.fspath(model),
-                           "--seq", str(int(seq)), "--batch", str(int(batch))],
+    proc = subprocess.run([_tool("fbl-model"), "--model", _arg(model),
+                           "--seq", str(_integer(seq, "seq", 1, _INT64_MAX)),
+                           "--batch",
+                           str(_integer(batch, "batch", 1, _INT64_MAX))],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise Error(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()
@@ -53,53 +80,79 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
         raise Error(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
     if full and lora:
         raise Error("full=True and lora exclude each other")
-    cmd = [_tool("fbl-finetune"), "--model", os.fspath(model),
-           "--data", os.fspath(data), "--save", os.fspath(save),
-           "--steps", str(int(steps)), "--seq", str(int(seq)),
-           "--batch", str(int(batch)), "--lr", repr(float(lr)),
-           "--policy", policy, "--checkpoint-every", str(int(checkpoint_every)),
-           "--seed", str(int(seed)), "--save-dtype", save_dtype]
+    positive = {"steps": steps, "seq": seq, "batch": batch}
+    counts = {k: _integer(v, k, 1, _INT64_MAX) for k, v in positive.items()}
+    cmd = [_tool("fbl-finetune"), "--model", _arg(model),
+           "--data", _arg(data), "--save", _arg(save),
+           "--steps", str(counts["steps"]), "--seq", str(counts["seq"]),
+           "--batch", str(counts["batch"]), "--lr", repr(_number(lr, "lr")),
+           "--policy", policy, "--checkpoint-every",
+           str(_integer(checkpoint_every, "checkpoint_every", 0, _INT64_MAX)),
+           "--seed", str(_integer(seed, "seed", 0, 2**64 - 1)),
+           "--save-dtype", _c_text(save_dtype, "save_dtype").decode()]
     if weights is not None:
-        cmd += ["--weights", os.fspath(weights)]
+        cmd += ["--weights", _arg(weights)]
     if full:
         cmd.append("--full")
     if lora:
+        if not isinstance(lora, dict):
+            raise Error(f"lora must be a dict (rank, alpha, targets, "
+                        f"trainable), got {lora!r}")
         unknown = set(lora) - {"rank", "alpha", "targets", "trainable"}
         if unknown:
             raise Error(f"unknown lora option(s) {sorted(unknown)}; "
                         "rank, alpha, targets, trainable")
         parts = []
-        for key in ("rank", "alpha", "targets", "trainable"):
+        if "rank" in lora:
+            rank = _integer(lora["rank"], "lora rank", 1, _INT64_MAX)
+            parts.append(f"rank={rank}")
+        if "alpha" in lora:
+            parts.append(f"alpha={_number(lora['alpha'], 'lora alpha')!r}")
+        for key in ("targets", "trainable"):
             if key in lora:
-                value = lora[key]
-                if isinstance(value, (list, tuple)):
-                    value = ",".join(str(v) for v in value)
-                parts.append(f"{key}={value}")
+                names = lora[key]
+                names = [names] if isinstance(names, str) else list(names)
+                parts.append(f"{key}=" + ",".join(
+                    _name(n, f"lora {key} entry") for n in names))
         cmd += ["--lora", ",".join(parts)]
     if device is not None:
-        cmd += ["--device", str(device)]
+        cmd += ["--device", _c_text(str(device), "device").decode()]
     if target is not None:
-        cmd += ["--target", str(target)]
+        cmd += ["--target", _name(target, "target")]
     if resume:
         cmd.append("--resume")
     if merge:
         cmd.append("--merge")
     if cache_dir is not None:
-        cmd += ["--cache-dir", os.fspath(cache_dir)]
+        cmd += ["--cache-dir", _arg(cache_dir)]
     if log_every:
-        cmd += ["--log-every", str(int(log_every))]
+        cmd += ["--log-every",
+                str(_integer(log_every, "log_every", 0, _INT64_MAX))]
 
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    for line in proc.stdout:
-        if not quiet:
-            print(line, end="", flush=True)
-        m = _PROGRESS.match(line)
-        if m and callback is not None:
-            callback(int(m.group(1)), float(m.group(3)), float(m.group(4)))
-    stderr = proc.stderr.read()
-    if proc.wait() != 0:
+    # stderr goes to a file: a pipe read only at the end could fill and
+    # block the job. The job never outlives this call (a callback that
+    # raises, Ctrl-C).
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
+                                text=True)
+        try:
+            for line in proc.stdout:
+                if not quiet:
+                    print(line, end="", flush=True)
+                m = _PROGRESS.match(line)
+                if m and callback is not None:
+                    callback(int(m.group(1)), float(m.group(3)),
+                             float(m.group(4)))
+            status = proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        err.seek(0)
+        stderr = err.read()
+    if status != 0:
         lines = [l for l in stderr.strip().splitlines() if l.strip()]
         raise Error(lines[-1] if lines else "fbl-finetune failed")
-    with open(os.path.join(os.fspath(save), "summary.json")) as f:
+    with open(os.path.join(_arg(save), "summary.json")) as f:
         return json.load(f)

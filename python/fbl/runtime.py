@@ -9,6 +9,7 @@ load_safetensors and save_safetensors also use.
 
 import ctypes
 import dataclasses
+import numbers
 import os
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -103,6 +104,42 @@ def _runtime():
     return lib
 
 
+def _c_text(value, what: str) -> bytes:
+    """`value`, a str, as the NUL-terminated bytes the C API takes: a NUL
+    inside would cut it short without a word."""
+    if not isinstance(value, str):
+        raise Error(f"{what} must be a string, got {type(value).__name__}")
+    if "\0" in value:
+        raise Error(f"{what} {value!r} contains a NUL character")
+    return value.encode()
+
+
+def _c_path(path, what: str = "path") -> bytes:
+    """A path (str, bytes or os.PathLike) as the C API's bytes; see _c_text."""
+    try:
+        raw = os.fsencode(path)
+    except TypeError:
+        raise Error(f"{what} must be a path, got {type(path).__name__}") \
+            from None
+    if b"\0" in raw:
+        raise Error(f"{what} {path!r} contains a NUL character")
+    return raw
+
+
+def _integer(value, what: str, low: int, high: int) -> int:
+    """`value` as an int in [low, high]; ctypes would wrap a larger one and
+    int() would truncate a float, both in silence."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise Error(f"{what} must be an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise Error(f"{what} must be in [{low}, {high}], got {int(value)}")
+    return int(value)
+
+
+_INT_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
 def _check(status: int) -> None:
     if status != 0:
         raise Error(_runtime().fbl_last_error().decode())
@@ -121,13 +158,14 @@ def list_devices() -> List[str]:
 
 def target_preset(device: Optional[str] = None) -> str:
     """The built-in target preset for `device`, chosen by its vendor."""
-    return _text_call(_runtime().fbl_target_preset, (device or "").encode())
+    return _text_call(_runtime().fbl_target_preset,
+                      _c_text(str(device or ""), "device"))
 
 
 def describe_device(device: Optional[str] = None) -> str:
     """The #fbl.target<...> attribute that describes `device`."""
     return _text_call(_runtime().fbl_describe_device,
-                      (device or "").encode())
+                      _c_text(str(device or ""), "device"))
 
 
 # The weights flags of fbl_runtime.h.
@@ -219,7 +257,8 @@ class Session:
         self._lib = lib
         self._handle = ctypes.c_void_p()
         sel = "" if device is None else str(device)
-        _check(lib.fbl_session_open(os.fspath(bundle).encode(), sel.encode(),
+        _check(lib.fbl_session_open(_c_path(bundle, "bundle"),
+                                    _c_text(sel, "device"),
                                     ctypes.byref(self._handle)))
         self.inputs = [self._info(0, i)
                        for i in range(lib.fbl_session_num_inputs(self._handle))]
@@ -305,6 +344,10 @@ class Session:
             names = [i.name for i in self.inputs]
             shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
             raise Error(f"no input named {key!r} (inputs: {shown})")
+        if isinstance(key, bool) or not isinstance(key, numbers.Integral):
+            raise Error(f"an input is named by a string or an index, got "
+                        f"{key!r}")
+        key = int(key)
         if not 0 <= key < len(self.inputs):
             raise Error(f"input {key} out of range: the bundle has "
                         f"{len(self.inputs)} inputs")
@@ -354,8 +397,9 @@ class Session:
     def init_input(self, key: Union[int, str], seed: int = 0) -> None:
         """Sets input `key` from its initializer (`TensorInfo.init`), drawn
         from a generator seeded by `seed` and the input's name."""
-        _check(self._lib.fbl_session_init_input(self._live(),
-                                                self._index(key), seed))
+        _check(self._lib.fbl_session_init_input(
+            self._live(), self._index(key),
+            _integer(seed, "seed", 0, 2**64 - 1)))
 
     def load_weights(self, path: Union[str, os.PathLike],
                      strict: bool = False) -> WeightsReport:
@@ -364,7 +408,7 @@ class Session:
         parameter or an unused tensor raises and nothing is set."""
         buf = ctypes.create_string_buffer(1 << 22)
         _check(self._lib.fbl_session_load_weights(
-            self._live(), os.fspath(path).encode(),
+            self._live(), _c_path(path),
             _WEIGHTS_STRICT if strict else 0, buf, len(buf)))
         report = WeightsReport([], [], [])
         for line in buf.value.decode().splitlines():
@@ -380,12 +424,13 @@ class Session:
         contains `filter`; with `optimizer_state`, the optimizer's moments
         too) to the safetensors file `path` as `dtype` (F32, F16, BF16)."""
         _check(self._lib.fbl_session_save_weights(
-            self._live(), os.fspath(path).encode(),
-            (filter or "").encode(),
+            self._live(), _c_path(path), _c_text(filter or "", "filter"),
             _WEIGHTS_OPTIMIZER_STATE if optimizer_state else 0,
-            dtype.encode()))
+            _c_text(dtype, "dtype")))
 
     def get_output(self, index: int) -> np.ndarray:
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise Error(f"an output is named by its index, got {index!r}")
         if not 0 <= index < len(self.outputs):
             raise Error(f"output {index} out of range: the bundle has "
                         f"{len(self.outputs)} outputs")
@@ -400,8 +445,7 @@ class Session:
             profile: bool = False) -> List[np.ndarray]:
         """Sets `inputs` (all, or a mapping of some), runs the schedule
         `iterations` times and returns every output."""
-        if iterations < 1:
-            raise Error("iterations must be positive")
+        iterations = _integer(iterations, "iterations", 1, _INT_MAX)
         if inputs is not None:
             self.set_inputs(inputs)
         _check(self._lib.fbl_session_run(self._live(), iterations,
@@ -433,8 +477,7 @@ class Session:
         if not self.is_training_step:
             raise Error("the bundle is not a training step: compile with "
                         "optimizer='sgd' or optimizer='adamw'")
-        if steps < 1:
-            raise Error("steps must be positive")
+        steps = _integer(steps, "steps", 1, _INT64_MAX)
         given = (dict(inputs) if isinstance(inputs, Mapping)
                  else dict(enumerate(inputs)))
         given = {self._index(k): v for k, v in given.items()}
@@ -475,8 +518,7 @@ def load_safetensors(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
     read through libfbl_runtime's validating reader."""
     lib = _runtime()
     handle = ctypes.c_void_p()
-    _check(lib.fbl_safetensors_open(os.fspath(path).encode(),
-                                    ctypes.byref(handle)))
+    _check(lib.fbl_safetensors_open(_c_path(path), ctypes.byref(handle)))
     try:
         tensors = {}
         for k in range(lib.fbl_safetensors_num_tensors(handle)):
@@ -500,8 +542,7 @@ def safetensors_metadata(path: Union[str, os.PathLike]) -> Dict[str, str]:
     """The `__metadata__` of the safetensors file `path`."""
     lib = _runtime()
     handle = ctypes.c_void_p()
-    _check(lib.fbl_safetensors_open(os.fspath(path).encode(),
-                                    ctypes.byref(handle)))
+    _check(lib.fbl_safetensors_open(_c_path(path), ctypes.byref(handle)))
     try:
         metadata = {}
         for k in range(lib.fbl_safetensors_num_metadata(handle)):
@@ -522,6 +563,9 @@ def save_safetensors(path: Union[str, os.PathLike],
     `path` as `dtype` ("F32", "F16" or "BF16", rounded to nearest even),
     with `metadata` as `__metadata__`, through libfbl_runtime's writer
     (a temporary file renamed when complete)."""
+    if not isinstance(tensors, Mapping):
+        raise Error("tensors must be a mapping of names to arrays, got "
+                    f"{type(tensors).__name__}")
     lib = _runtime()
     handle = ctypes.c_void_p()
     _check(lib.fbl_safetensors_writer_create(ctypes.byref(handle)))
@@ -547,12 +591,13 @@ def save_safetensors(path: Union[str, os.PathLike],
             array = np.asarray(array, order="C")  # keeps 0-d arrays 0-d
             shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             _check(lib.fbl_safetensors_writer_add_f32(
-                handle, name.encode(), shape, array.ndim,
-                array.ctypes.data_as(ctypes.c_void_p), dtype.encode()))
+                handle, _c_text(name, "tensor name"), shape, array.ndim,
+                array.ctypes.data_as(ctypes.c_void_p),
+                _c_text(dtype, "dtype")))
         for key, value in (metadata or {}).items():
             _check(lib.fbl_safetensors_writer_add_metadata(
-                handle, str(key).encode(), str(value).encode()))
-        _check(lib.fbl_safetensors_writer_write(handle,
-                                                os.fspath(path).encode()))
+                handle, _c_text(str(key), "metadata key"),
+                _c_text(str(value), "metadata value")))
+        _check(lib.fbl_safetensors_writer_write(handle, _c_path(path)))
     finally:
         lib.fbl_safetensors_writer_free(handle)

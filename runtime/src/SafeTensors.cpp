@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <unordered_set>
@@ -165,6 +166,10 @@ static std::optional<uint64_t> unsignedValue(const Json &j) {
 }
 
 Reader::Reader(std::string path) : path_(std::move(path)) {
+  // A directory opens as a stream that fails its first read.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec))
+    fail("a directory, not a safetensors file");
   file_.open(path_, std::ios::binary);
   if (!file_)
     throw Error("cannot read " + path_ + ": " + std::strerror(errno));

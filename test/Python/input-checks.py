@@ -64,8 +64,7 @@ expect_error("train", lambda: fbl.train(
     model, {0: inputs[0], 1: inputs[1], 2: inputs[2], 3: inputs[3],
             4: inputs[4], 5: inputs[5]}, 20, optimizer="sgd", lr=1e30,
     target="pocl-cpu", device="cpu"))
-# CHECK: lr: fbl-opt failed:
-# CHECK-NEXT: error: fbl-autodiff: lr=nan is not a valid value; lr must be a finite number >= 0
+# CHECK: lr: fbl-opt: {{.*}}mlp.mlir:0:0: error: fbl-autodiff: lr=nan is not a valid value; lr must be a finite number >= 0
 expect_error("lr", lambda: fbl.compile(model, target="pocl-cpu",
                                        optimizer="sgd", lr=float("nan")))
 

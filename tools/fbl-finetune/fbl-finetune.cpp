@@ -138,6 +138,15 @@ void orDie(Error error) {
     die(toString(std::move(error)));
 }
 
+/// Whether `name` is a plain name (a preset, a projection): letters, digits,
+/// '_', '.', '-'. Names go into the pass pipeline's text, where a space, a
+/// brace or a comma would start another option or pass.
+bool isPlainName(StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
+  });
+}
+
 LoraOptions parseLora(StringRef spec) {
   LoraOptions lora;
   if (spec.empty())
@@ -178,6 +187,11 @@ LoraOptions parseLora(StringRef spec) {
   }
   if (lora.targets.empty())
     lora.targets = "q_proj,v_proj";
+  for (const std::string *names : {&lora.targets, &lora.trainable})
+    for (StringRef name : split(*names, ','))
+      if (!names->empty() && !isPlainName(name))
+        die("--lora: '" + name +
+            "' is not a module name (letters, digits, '_', '.', '-')");
   return lora;
 }
 
@@ -362,6 +376,9 @@ int main(int argc, char **argv) {
   if (policy != "fblayout" && policy != "reuse-forward" &&
       policy != "explicit-transpose")
     die("--policy must be fblayout, reuse-forward or explicit-transpose");
+  if (!target.empty() && !isPlainName(target))
+    die("--target must be a preset name such as pocl-cpu, got '" + target +
+        "'");
 
   std::string configText = orDie(models::ModelConfig::loadText(modelName));
   models::ModelConfig config =
