@@ -6,7 +6,10 @@ kernels, then in the training-step function (`@*_step`) the number of
 fbl.dispatch kernels and the sum of their `fbl.estimate` fetches and misses
 (the cost model's counts for the target); with --run, the bundle
 (`fbl-translate --fbl-to-opencl`) trains --steps steps on the local OpenCL
-device under `fbl-run --train` and the median step time is reported.
+device under `fbl-run --train`; the step time reported is the smallest of
+--repeat medians. Several --fbl-bin directories (comma-separated: a build
+before and after a change) are compared side by side, their runs
+interleaved so that other load on the machine falls on each alike.
 
 Models:
   attention           examples/attention.mlir (sequence 4, hidden 8, 2 heads)
@@ -14,8 +17,8 @@ Models:
   tiny-llama          fbl-model --model tiny-llama --seq 64 --batch 4
   attention-SxH/h     benchmarks/gen_attention.py S H h (one layer)
 
-  kernel_reads.py --fbl-bin build/bin [--models attention,tiny-llama]
-      [--target pocl-cpu] [--run] [--steps 20] [--json OUT]
+  kernel_reads.py --fbl-bin build/bin[,OTHER/bin] [--models attention,mlp]
+      [--target pocl-cpu] [--run] [--steps 20] [--repeat 3] [--json OUT]
 
 Prints a Markdown table.
 """
@@ -71,8 +74,9 @@ def step_counts(module_text):
 
 def step_time_ms(fbl_bin, module, tmp, steps):
     bundle = module + ".bundle"
-    subprocess.run([os.path.join(fbl_bin, "fbl-translate"), "--fbl-to-opencl",
-                    module, "-o", bundle], check=True)
+    if not os.path.isdir(bundle):
+        subprocess.run([os.path.join(fbl_bin, "fbl-translate"),
+                        "--fbl-to-opencl", module, "-o", bundle], check=True)
     out = subprocess.run([os.path.join(fbl_bin, "fbl-run"), bundle,
                           "--random-inputs", "1", "--train", str(steps)],
                          capture_output=True, text=True, check=False)
@@ -89,31 +93,44 @@ def main():
     p.add_argument("--target", default="pocl-cpu")
     p.add_argument("--run", action="store_true")
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json")
     args = p.parse_args()
+    bins = args.fbl_bin.split(",")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            src = model_file(args.fbl_bin, name, tmp)
+            src = model_file(bins[0], name, tmp)
             for policy in POLICIES:
-                out = os.path.join(tmp, f"{len(rows)}.mlir")
-                subprocess.run(
-                    [os.path.join(args.fbl_bin, "fbl-opt"), src, "-o", out,
-                     f"--fbl-training-pipeline=target={args.target} "
-                     f"policy={policy} optimizer=adamw"], check=True)
-                kernels, fetches, misses = step_counts(open(out).read())
-                row = {"model": name, "policy": policy, "kernels": kernels,
-                       "fetches": fetches, "misses": misses}
+                found = []
+                for b, fbl_bin in enumerate(bins):
+                    out = os.path.join(tmp, f"{len(rows)}-{b}.mlir")
+                    subprocess.run(
+                        [os.path.join(fbl_bin, "fbl-opt"), src, "-o", out,
+                         f"--fbl-training-pipeline=target={args.target} "
+                         f"policy={policy} optimizer=adamw"], check=True)
+                    kernels, fetches, misses = step_counts(open(out).read())
+                    found.append({"model": name, "policy": policy,
+                                  "bin": fbl_bin, "kernels": kernels,
+                                  "fetches": fetches, "misses": misses,
+                                  "module": out})
                 if args.run:
-                    row["step_ms"] = step_time_ms(args.fbl_bin, out, tmp,
-                                                  args.steps)
-                rows.append(row)
+                    times = [[] for _ in bins]
+                    for _ in range(args.repeat):
+                        for b, fbl_bin in enumerate(bins):
+                            times[b].append(step_time_ms(
+                                fbl_bin, found[b]["module"], tmp, args.steps))
+                    for b in range(len(bins)):
+                        found[b]["step_ms"] = min(times[b])
+                for r in found:
+                    del r["module"]
+                rows.extend(found)
     print(f"target {args.target}\n")
-    print("| model | policy | kernels | fetches | misses |" +
+    print("| model | policy | build | kernels | fetches | misses |" +
           (" step time (ms) |" if args.run else ""))
-    print("| --- | --- | --- | --- | --- |" + (" --- |" if args.run else ""))
+    print("| --- | --- | --- | --- | --- | --- |" + (" --- |" if args.run else ""))
     for r in rows:
-        print(f"| {r['model']} | {r['policy']} | {r['kernels']} | "
+        print(f"| {r['model']} | {r['policy']} | {r['bin']} | {r['kernels']} | "
               f"{r['fetches']} | {r['misses']} |" +
               (f" {r['step_ms']:.3f} |" if args.run else ""))
     if args.json:

@@ -92,7 +92,6 @@ public:
 
 private:
   // Problem structure.
-  bool isTiedInit(OpOperand &use) const;
   SmallVector<Attribute> candidates(Value v);
   Attribute fit(RankedTensorType type, Attribute encoding) const;
   Attribute channelPacked(RankedTensorType type, int64_t packed) const;
@@ -181,12 +180,6 @@ Attribute Selection::fit(RankedTensorType type, Attribute encoding) const {
                                        rt.getIntra(), rt.getInter(),
                                        mlir::fbl::BatchFold::Layers));
   return {};
-}
-
-bool Selection::isTiedInit(OpOperand &use) const {
-  Value v = use.get();
-  auto it = tiedResult.find(v);
-  return it != tiedResult.end() && it->second.getOwner() == use.getOwner();
 }
 
 LogicalResult Selection::build() {
@@ -405,7 +398,6 @@ double Selection::computeTransformCost(Operation *op, Attribute src,
                                        Attribute dst) {
   auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
   auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
-  auto srcL = cast<LayoutEncodingAttrInterface>(src);
   auto dstL = cast<LayoutEncodingAttrInterface>(dst);
   if (Attribute composed = composedLayout(op, src)) {
     fl::Layout c = cast<LayoutEncodingAttrInterface>(composed).getLayout(
