@@ -86,7 +86,7 @@ public:
         limits(costs.getTarget().getLimits()) {}
 
   LogicalResult build();
-  void initialize();
+  LogicalResult initialize();
   void search();
   LayoutPlan finish();
 
@@ -155,31 +155,10 @@ Attribute Selection::channelPacked(RankedTensorType type,
                                           mlir::fbl::BatchFold::Y));
 }
 
-/// Fits `encoding` to the target: batch dims into y if the image fits, else
-/// into layers; null if neither fits.
+/// Fits `encoding` to the target (fitEncodingToLimits); null if nothing
+/// fits.
 Attribute Selection::fit(RankedTensorType type, Attribute encoding) const {
-  auto tryOne = [&](Attribute e) -> Attribute {
-    auto l = cast<LayoutEncodingAttrInterface>(e);
-    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    fl::Layout layout = l.getLayout(type.getRank());
-    if (!layout.verifyShape(shape).empty())
-      return {};
-    return layout.checkLimits(shape, limits,
-                              getElementBytes(type.getElementType()))
-                   .empty()
-               ? e
-               : Attribute();
-  };
-  if (Attribute e = tryOne(encoding))
-    return e;
-  if (auto cp = dyn_cast<ChannelPackedLayoutAttr>(encoding))
-    return tryOne(ChannelPackedLayoutAttr::get(ctx, cp.getPacked(),
-                                               mlir::fbl::BatchFold::Layers));
-  if (auto rt = dyn_cast<RTileLayoutAttr>(encoding))
-    return tryOne(RTileLayoutAttr::get(ctx, rt.getTile(), rt.getPacked(),
-                                       rt.getIntra(), rt.getInter(),
-                                       mlir::fbl::BatchFold::Layers));
-  return {};
+  return fitEncodingToLimits(type, encoding, limits);
 }
 
 LogicalResult Selection::build() {
@@ -240,6 +219,15 @@ LogicalResult Selection::build() {
                      return isa<scf::ForOp>(user);
                    });
     if (!isa<FloatType>(type.getElementType()) || scatter) {
+      if (!fitEncodingToLimits(type, buffer, limits))
+        return mlir::emitError(v.getLoc(),
+                               "fbl-select-layouts: a tensor of type ")
+               << type << " must live in a buffer"
+               << (scatter ? " (it is updated by a scatter loop)" : "")
+               << ", but its " << getDeviceBytes(type)
+               << " bytes exceed the largest buffer of target '"
+               << costs.getTarget().getName() << "' (" << limits.maxBufferBytes
+               << " bytes)";
       setLayout(v, buffer);
       return success();
     }
@@ -360,7 +348,7 @@ void Selection::setLayout(Value v, Attribute a, Undo *undo) {
         setLayout(init, a, undo);
 }
 
-void Selection::initialize() {
+LogicalResult Selection::initialize() {
   for (Value v : variables) {
     auto type = cast<RankedTensorType>(v.getType());
     Attribute a;
@@ -382,8 +370,15 @@ void Selection::initialize() {
       SmallVector<Attribute> c = candidates(v);
       a = c.empty() ? Attribute() : c.front();
     }
+    if (!a)
+      return mlir::emitError(v.getLoc(),
+                             "fbl-select-layouts: a tensor of type ")
+             << type << " fits no image or buffer of target '"
+             << costs.getTarget().getName() << "' (" << getDeviceBytes(type)
+             << " bytes; buffers hold at most " << limits.maxBufferBytes << ")";
     setLayout(v, a);
   }
+  return success();
 }
 
 double Selection::transformCost(Operation *op, Attribute src, Attribute dst) {
@@ -689,7 +684,8 @@ FailureOr<LayoutPlan> mlir::fbl::selectLayouts(func::FuncOp func,
   Selection selection(func, policy, costs);
   if (failed(selection.build()))
     return failure();
-  selection.initialize();
+  if (failed(selection.initialize()))
+    return failure();
   selection.search();
   LayoutPlan plan = selection.finish();
   for (auto &[v, a] : plan.valueLayout)

@@ -28,3 +28,24 @@ func.func @step(%w: tensor<64x32xf32> {fbl.param}, %x: tensor<16x64xf32>) -> (te
       ins(%x, %dy : tensor<16x64xf32>, tensor<16x32xf32>) outs(%wz : tensor<64x32xf32>) -> tensor<64x32xf32>
   return %l, %dw : tensor<f32>, tensor<64x32xf32>
 }
+
+// -----
+
+// A class IV operand wider than an Adreno image (131072 columns against
+// 16384 texels) stays an R-Tile: its grid of 4x4 tiles is cut into chunks of
+// tile columns, one chunk per array layer, and every tile stays whole.
+// CHECK-LABEL: func.func @wide_operand
+// CHECK-SAME: %arg0: tensor<4x131072xf32, #fbl.image<tile = [4, 16384], packed = 1, x = [d1.e, d0.e], y = [d0], layers = [d1]>>
+// CHECK: fbl.kernel = {reads = ["texels", "unassigned", "unassigned"]
+func.func @wide_operand(%x: tensor<4x131072xf32>, %d: tensor<4x8xf32>) -> tensor<131072x8xf32> {
+  %e = tensor.empty() : tensor<131072x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(k, n, m) -> (m, k)>, affine_map<(k, n, m) -> (m, n)>, affine_map<(k, n, m) -> (k, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %d : tensor<4x131072xf32>, tensor<4x8xf32>) outs(%e : tensor<131072x8xf32>)
+      attrs = {fbl.class = 4, fbl.phase = "backward", fbl.reuse = [{operand = 0}]} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<131072x8xf32>
+  return %r : tensor<131072x8xf32>
+}

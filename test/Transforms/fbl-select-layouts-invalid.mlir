@@ -69,3 +69,30 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %l, %g : tensor<f32>, tensor<4611686018427387904x2xf32>
   }
 }
+
+// -----
+
+// A tensor a scatter loop updates lives in a buffer (images are read-only or
+// write-only in a kernel): one larger than the target's largest buffer is
+// refused, even though an image would hold it.
+module attributes {fbl.target = #fbl.target<"tiny", max_image_width = 64, max_image_height = 64, max_image_layers = 1, max_buffer_bytes = 256, cache_line_texels = [4, 1], cache_bytes = 1024, cache_ways = 4, fp16 = false, max_workgroup_size = 64, preferred_workgroup = [8, 8]>} {
+  func.func @scatter_too_big(%w: tensor<64x64xf32> {fbl.param}) -> (tensor<f32>, tensor<64x64xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %e = tensor.empty() : tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%w : tensor<64x64xf32>) outs(%e : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %ge = tensor.empty() : tensor<64x64xf32>
+    // expected-error @+1 {{fbl-select-layouts: a tensor of type 'tensor<64x64xf32>' must live in a buffer (it is updated by a scatter loop), but its 16384 bytes exceed the largest buffer of target 'tiny' (256 bytes)}}
+    %z = linalg.fill ins(%zero : f32) outs(%ge : tensor<64x64xf32>) -> tensor<64x64xf32>
+    %g = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %z) -> (tensor<64x64xf32>) {
+      scf.yield %acc : tensor<64x64xf32>
+    }
+    return %l, %g : tensor<f32>, tensor<64x64xf32>
+  }
+}

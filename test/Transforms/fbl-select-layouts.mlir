@@ -56,6 +56,30 @@ module attributes {fbl.target = #fbl.target<"adreno-a740">} {
 
 // -----
 
+// A table longer than the target's image side (300 rows against 64 texels)
+// is spread over image-array layers: 5 layers of 60 rows each.
+// FBL-LABEL: func.func @long_table
+// FBL-SAME: tensor<300x16xf32, #fbl.image<tile = [60, 4], packed = 1, x = [d1], y = [d0.e], layers = [d0]>>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", max_image_width = 64, max_image_height = 64>} {
+  func.func @long_table(%w: tensor<300x16xf32> {fbl.param}) -> (tensor<f32>, tensor<300x16xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<f32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%w : tensor<300x16xf32>) outs(%z : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %ge = tensor.empty() : tensor<300x16xf32>
+    %g = linalg.fill ins(%one : f32) outs(%ge : tensor<300x16xf32>) -> tensor<300x16xf32>
+    return %l, %g : tensor<f32>, tensor<300x16xf32>
+  }
+}
+
+// -----
+
 // Integer tensors live in buffers; so do the accumulators of scatter loops.
 // A function without a backward pass is left alone.
 // REUSE-LABEL: func.func @forward_only

@@ -62,10 +62,23 @@ def oracle_results(fbl_opt, model, name, inputs, params, llvm_bin):
 
 
 def compile_bundle(fbl_opt, fbl_translate, model, policy, target, tmp, options=""):
-    """The training pipeline and fbl-translate: returns the bundle folder."""
+    """The training pipeline and fbl-translate: returns the bundle folder.
+    `target` is a preset name, or a whole `#fbl.target<...>` attribute (a
+    preset with fields overridden, e.g. smaller image limits), which is put
+    on the module."""
     compiled = os.path.join(tmp, f"compiled-{policy}.mlir")
+    target_option = f" target={target}"
+    if target.startswith("#fbl.target"):
+        text = open(model).read()
+        if not re.search(r"^module \{", text, re.M):
+            sys.exit(f"{model}: expected a top-level 'module {{' to put the target on")
+        targeted = os.path.join(tmp, "targeted-" + os.path.basename(model))
+        with open(targeted, "w") as f:
+            f.write(re.sub(r"^module \{", f"module attributes {{fbl.target = {target}}} {{",
+                           text, count=1, flags=re.M))
+        model, target_option = targeted, ""
     gradcheck.run([fbl_opt, model,
-                   f"--fbl-training-pipeline=policy={policy} target={target}" +
+                   f"--fbl-training-pipeline=policy={policy}{target_option}" +
                    (" " + options if options else ""), "-o", compiled])
     bundle = os.path.join(tmp, f"bundle-{policy}")
     gradcheck.run([fbl_translate, "--fbl-to-opencl", compiled, "-o", bundle])

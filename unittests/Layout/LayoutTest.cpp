@@ -297,6 +297,118 @@ TEST(LayoutTest, LimitsAreChecked) {
   EXPECT_NE(Layout::buffer(1).checkLimits({int64_t(1) << 29}, adreno), "");
 }
 
+/// Checks that `l` maps the elements of `shape` one to one onto positions
+/// inside its extents, and back.
+static void expectBijective(const Layout &l,
+                            const std::vector<int64_t> &shape) {
+  Extents e = l.extents(shape);
+  std::set<int64_t> seen;
+  bool ok = true;
+  forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
+    TexelCoord c = l.toTexel(shape, idx);
+    ok &= c.x >= 0 && c.x < e.width && c.y >= 0 && c.y < e.height &&
+          c.layer >= 0 && c.layer < e.layers && c.channel < e.channels;
+    ok &= seen.insert(Layout::flatOffset(e, c)).second;
+    auto back = l.toLogical(shape, c);
+    ok &= back.has_value() && *back == idx;
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), Layout::product(shape));
+}
+
+TEST(LayoutTest, SplitAcrossLayersFitsTheLimits) {
+  // Property: for every named layout and shapes longer than small limits,
+  // a split layout fits, maps one to one, packs and unpacks the same array,
+  // and keeps 4-aligned groups of 4 indices of every dim on one layer.
+  unsigned splits = 0;
+  for (unsigned rank = 1; rank <= 3; ++rank) {
+    std::vector<std::vector<int64_t>> shapes;
+    if (rank == 1)
+      shapes = {{70}, {301}};
+    else if (rank == 2)
+      shapes = {{70, 5}, {3, 70}, {301, 8}, {37, 41}};
+    else
+      shapes = {{2, 50, 9}, {3, 7, 70}};
+    for (const NamedLayout &nl : allLayouts(rank)) {
+      if (nl.layout.isBuffer())
+        continue;
+      for (const auto &shape : shapes)
+        for (int64_t side : {8, 12, 16, 20}) {
+          DeviceLimits limits{side, side, 64, 0};
+          std::optional<Layout> split =
+              nl.layout.splitAcrossLayers(shape, limits);
+          if (!split)
+            continue;
+          SCOPED_TRACE(nl.name + " shape " + shapeStr(shape) + " side " +
+                       std::to_string(side) + " " + split->str());
+          ++splits;
+          EXPECT_EQ(split->verify(), "");
+          EXPECT_EQ(split->checkLimits(shape, limits), "");
+          expectBijective(*split, shape);
+          int64_t n = Layout::product(shape);
+          std::vector<float> src(n), packed(split->extents(shape).elements()),
+              back(n);
+          for (int64_t i = 0; i < n; ++i)
+            src[i] = float(i);
+          split->pack(shape, src.data(), packed.data(), -1.0f);
+          split->unpack(shape, packed.data(), back.data());
+          EXPECT_EQ(src, back);
+          // A dim spread over layers has its tile index on the layers and
+          // its element index on x or y; 4 of its rows (or 4 texels, 16
+          // elements, of the packed dim) share a layer.
+          bool grouped = true;
+          for (Factor f : split->factors(Axis::Layer)) {
+            if (split->elementExtent(f.dim) <= 1)
+              continue; // a batch dim folded into layers, one per index
+            int64_t group =
+                int(f.dim) == split->packedDim() ? 4 * kTexelChannels : 4;
+            forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
+              std::vector<int64_t> first = idx;
+              first[f.dim] -= idx[f.dim] % group;
+              grouped &= split->toTexel(shape, idx).layer ==
+                         split->toTexel(shape, first).layer;
+            });
+          }
+          EXPECT_TRUE(grouped);
+        }
+    }
+  }
+  // Channel-packed layouts split wherever they overflow.
+  EXPECT_GT(splits, 100u);
+}
+
+TEST(LayoutTest, SplitAcrossLayersOfAVocabulary) {
+  // Llama-3.2-1B's embedding table on an Adreno-class image side.
+  DeviceLimits adreno{16384, 16384, 2048, int64_t(1) << 30};
+  std::vector<int64_t> shape = {128256, 2048};
+  Layout cp = Layout::channelPacked(2, 1);
+  EXPECT_NE(cp.checkLimits(shape, adreno), "");
+  std::optional<Layout> split = cp.splitAcrossLayers(shape, adreno);
+  ASSERT_TRUE(split);
+  Extents e = split->extents(shape);
+  EXPECT_EQ(e.width, 512);
+  EXPECT_EQ(e.height, 16032);
+  EXPECT_EQ(e.layers, 8);
+  EXPECT_EQ(split->storage(), StorageKind::Image2DArray);
+  // Row 16032 starts the second layer.
+  EXPECT_EQ(split->toTexel(shape, {16031, 0}).layer, 0);
+  EXPECT_EQ(split->toTexel(shape, {16032, 0}).layer, 1);
+  EXPECT_EQ(split->toTexel(shape, {16032, 0}).y, 0);
+  // Packed along the vocabulary (the logits' layout), x is split instead.
+  Layout rows = Layout::channelPacked(2, 1);
+  std::optional<Layout> wide = rows.splitAcrossLayers({128, 128256}, adreno);
+  ASSERT_TRUE(wide);
+  EXPECT_EQ(wide->extents({128, 128256}).width, 16032);
+  EXPECT_EQ(wide->extents({128, 128256}).layers, 2);
+  // A layout that already fits is returned as it is; one that cannot be
+  // split (every dim of the long axis cut into tiles) is refused.
+  EXPECT_TRUE(cp.splitAcrossLayers({64, 64}, adreno)->samePlacement(cp));
+  Layout tiled = Layout::rtile(2, 4, 4, 1, IntraTileOrder::RowsOnY,
+                               InterTileOrder::RowMajor);
+  EXPECT_FALSE(tiled.splitAcrossLayers({70000, 4}, adreno));
+  EXPECT_FALSE(cp.splitAcrossLayers({int64_t(1) << 26, 4}, adreno));
+}
+
 TEST(LayoutTest, HalfPrecisionPacking) {
   Layout l = Layout::rtile(2, 4, 4, 0, IntraTileOrder::RowsOnX,
                            InterTileOrder::ColMajor);

@@ -374,6 +374,69 @@ public:
     return {};
   }
 
+  /// This layout with one dimension spread over image-array layers so that
+  /// a tensor of `shape` fits `limits`, or nullopt when no such split does.
+  ///
+  /// For an image axis longer than its limit, the longest dim whose tile
+  /// index sits on that axis and whose element index is placed nowhere (a
+  /// dim not cut into tiles, or the packed dim cut into single texels) is
+  /// cut into chunks of `k` tiles: its tile grows k-fold, the element index
+  /// (k values: rows, or texels of the packed dim) takes the tile index's
+  /// place on the axis, and the new tile index becomes the most significant
+  /// layer digit. k is a multiple of 4, so blocks of 4 rows or texels that
+  /// kernels read together never straddle two layers, and the chunks are
+  /// balanced so the last layer is nearly full. This is how a vocabulary of
+  /// 128256 rows fits images whose side is 16384 texels.
+  std::optional<Layout> splitAcrossLayers(const std::vector<int64_t> &shape,
+                                          const DeviceLimits &limits) const {
+    if (isBuffer() || !verifyShape(shape).empty())
+      return std::nullopt;
+    Layout l = *this;
+    for (unsigned round = 0; round < 2; ++round) {
+      Extents e = l.extents(shape);
+      Axis over;
+      int64_t extent, limit;
+      if (e.width > limits.maxImageWidth) {
+        over = Axis::X;
+        extent = e.width;
+        limit = limits.maxImageWidth;
+      } else if (e.height > limits.maxImageHeight) {
+        over = Axis::Y;
+        extent = e.height;
+        limit = limits.maxImageHeight;
+      } else {
+        break;
+      }
+      std::vector<Factor> &axis = l.axes_[static_cast<unsigned>(over)];
+      auto best = axis.end();
+      int64_t tiles = 1;
+      for (auto it = axis.begin(); it != axis.end(); ++it)
+        if (it->level == Level::Tile && l.elementExtent(it->dim) == 1 &&
+            l.factorExtent(shape, *it) > tiles) {
+          best = it;
+          tiles = l.factorExtent(shape, *it);
+        }
+      if (best == axis.end())
+        return std::nullopt;
+      int64_t rest = extent / tiles;
+      int64_t kMax = limit / rest;
+      kMax -= kMax % 4;
+      if (kMax < 4)
+        return std::nullopt;
+      int64_t chunks = ceilDiv(tiles, kMax);
+      int64_t k = ceilDiv(ceilDiv(tiles, chunks), 4) * 4;
+      unsigned dim = best->dim;
+      *best = {dim, Level::Element};
+      auto &layers = l.axes_[static_cast<unsigned>(Axis::Layer)];
+      layers.insert(layers.begin(), {dim, Level::Tile});
+      l.tile_[dim] *= k;
+      l.kind_ = LayoutKind::Image;
+    }
+    if (!l.verify().empty() || !l.checkLimits(shape, limits).empty())
+      return std::nullopt;
+    return l;
+  }
+
   //===--------------------------------------------------------------------===//
   // Arithmetic
   //===--------------------------------------------------------------------===//

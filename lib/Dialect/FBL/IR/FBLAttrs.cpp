@@ -152,6 +152,38 @@ int64_t mlir::fbl::getDeviceBytes(RankedTensorType type) {
   return type.getNumElements() * getElementBytes(type.getElementType());
 }
 
+Attribute mlir::fbl::fitEncodingToLimits(RankedTensorType type,
+                                         Attribute encoding,
+                                         const fl::DeviceLimits &limits) {
+  auto enc = dyn_cast_or_null<LayoutEncodingAttrInterface>(encoding);
+  if (!enc || !type.hasStaticShape())
+    return {};
+  std::vector<int64_t> shape = toVector(type.getShape());
+  unsigned bytes = getElementBytes(type.getElementType());
+  auto fits = [&](const fl::Layout &l) {
+    return l.verifyShape(shape).empty() &&
+           l.checkLimits(shape, limits, bytes).empty();
+  };
+  SmallVector<Attribute, 2> variants = {encoding};
+  MLIRContext *ctx = type.getContext();
+  if (auto cp = dyn_cast<ChannelPackedLayoutAttr>(encoding))
+    variants.push_back(
+        ChannelPackedLayoutAttr::get(ctx, cp.getPacked(), BatchFold::Layers));
+  if (auto rt = dyn_cast<RTileLayoutAttr>(encoding))
+    variants.push_back(RTileLayoutAttr::get(ctx, rt.getTile(), rt.getPacked(),
+                                            rt.getIntra(), rt.getInter(),
+                                            BatchFold::Layers));
+  for (Attribute v : variants)
+    if (fits(cast<LayoutEncodingAttrInterface>(v).getLayout(type.getRank())))
+      return v;
+  // Spread over layers: from the batch-in-y form, whose layers are free.
+  fl::Layout l = enc.getLayout(type.getRank());
+  if (std::optional<fl::Layout> split = l.splitAcrossLayers(shape, limits))
+    if (fits(*split))
+      return getEncodingForLayout(*split, ctx);
+  return {};
+}
+
 AffineMap mlir::fbl::buildTexelMap(const fl::Layout &layout,
                                    ArrayRef<int64_t> shape,
                                    MLIRContext *context) {

@@ -71,11 +71,20 @@ static LogicalResult foldIndexTransform(Operation *op) {
   } else {
     // Row-major buffers reshape as views; transposes go through the
     // source's channel-packed layout.
+    // The layout moved through must fit the target, as every chosen one
+    // does (a vocabulary-sized table is spread over array layers).
     Attribute via = BufferLayoutAttr::get(op->getContext());
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
       via = ChannelPackedLayoutAttr::get(
           op->getContext(), std::max<int64_t>(srcType.getRank() - 1, 0),
           BatchFold::Y);
+      if (TargetAttr target = TargetAttr::lookup(op))
+        via = fitEncodingToLimits(srcType, via, target.getLimits());
+      if (!via)
+        return op->emitError("fbl-fold-index-transforms: no channel-packed "
+                             "layout of ")
+               << srcType << " fits the target";
+    }
     Value moved =
         RelayoutOp::create(b, loc, withEncoding(srcType, via), source);
     Attribute viewed = composedLayout(op, via);

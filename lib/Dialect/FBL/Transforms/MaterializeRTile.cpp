@@ -26,18 +26,12 @@ namespace fl = ::fbl::layout;
 
 /// A 4x4 R-Tile packed along the last dim that fits `target`, or null.
 static Attribute rtileFor(RankedTensorType type, TargetAttr target) {
-  MLIRContext *ctx = type.getContext();
-  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  for (BatchFold fold : {BatchFold::Y, BatchFold::Layers}) {
-    auto attr = RTileLayoutAttr::get(ctx, {4, 4}, type.getRank() - 1,
-                                     IntraTileOrder::RowsOnX,
-                                     InterTileOrder::RowMajor, fold);
-    fl::Layout l = attr.getLayout(type.getRank());
-    if (l.verifyShape(shape).empty() &&
-        l.checkLimits(shape, target.getLimits()).empty())
-      return attr;
-  }
-  return {};
+  return fitEncodingToLimits(
+      type,
+      RTileLayoutAttr::get(type.getContext(), {4, 4}, type.getRank() - 1,
+                           IntraTileOrder::RowsOnX, InterTileOrder::RowMajor,
+                           BatchFold::Y),
+      target.getLimits());
 }
 
 namespace {

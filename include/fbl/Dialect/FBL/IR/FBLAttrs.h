@@ -80,6 +80,14 @@ LayoutEncodingAttrInterface getLayoutEncoding(Type type);
 /// Bytes of device memory a static-shaped tensor takes: in its layout, or
 /// as dense row-major elements when it has none.
 int64_t getDeviceBytes(RankedTensorType type);
+
+/// `encoding`, or the nearest variant of it, that holds a tensor of `type`
+/// within `limits`: as given; with batch dims folded into array layers
+/// instead of y; then with one dim spread over array layers
+/// (`Layout::splitAcrossLayers`). Null when none fits. Every pass that picks
+/// a layout asks here, so a layout that fits nowhere is never chosen.
+Attribute fitEncodingToLimits(RankedTensorType type, Attribute encoding,
+                              const ::fbl::layout::DeviceLimits &limits);
 } // namespace mlir::fbl
 
 #endif // FBL_DIALECT_FBL_IR_FBLATTRS_H
