@@ -4,8 +4,9 @@
 Models:
   llama-1b-width xN  LLaMA-3.2-1B's layer widths (hidden 2048, MLP 8192,
                      32 heads of 64, 8 KV heads, llama3 RoPE) stacked N
-                     times, built by fbl-model; vocabulary 4096 (the real
-                     128256-row embedding fits no image yet), seq 128.
+                     times, built by fbl-model; vocabulary 4096 (the cost
+                     of the layers; whole real configs with their real
+                     vocabularies: real_configs.py), seq 128.
   attention SxH/h xN benchmarks/gen_attention.py SEQ HIDDEN HEADS N.
 
 Each configuration runs `fbl-opt --fbl-training-pipeline` (AdamW, target

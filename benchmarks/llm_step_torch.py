@@ -2,13 +2,17 @@
 """PyTorch eager reference of an fbl-model training step: the same decoder
 (test/lib/llm_reference.py, an implementation independent of fbl), fp32
 with TF32 off, AdamW (fused where this PyTorch has it), random weights of
-the model's parameter shapes; prints the median step time of CUDA events.
+the model's parameter shapes; prints the median step time of CUDA events,
+tokens/s and the peak of allocated CUDA memory.
 
   llm_step_torch.py --config C.json --params P.json --seq S --batch B \
-      [--steps 30] [--warmup 5] [--device cuda]
+      [--lora RANK,ALPHA] [--steps 30] [--warmup 5] [--device cuda]
 
-P.json lists [name, dims] of the model's parameters (stage_llm.sh writes it
-from the fbl-model output).
+P.json lists [name, dims] of the model's parameters, or [name, dims,
+trainable] of all its weights (stage_llm.sh and stage_real_configs.sh write
+it from the fbl-model output): weights with trainable false are frozen (no
+gradient, no optimizer state), as LoRA's base weights are; with --lora the
+`lora_A`/`lora_B` pairs add (alpha/rank) B A to their linear layers.
 """
 import argparse
 import json
@@ -32,40 +36,48 @@ def main():
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--lora", default="", help="RANK,ALPHA of the adapters")
     args = p.parse_args()
+    lora = tuple(float(v) for v in args.lora.split(",")) if args.lora else None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     config = json.load(open(args.config))
     gen = torch.Generator().manual_seed(0)
     w = {}
-    for name, dims in json.load(open(args.params)):
+    for entry in json.load(open(args.params)):
+        name, dims = entry[0], entry[1]
+        trainable = entry[2] if len(entry) > 2 else True
         t = 0.02 * torch.randn(dims, generator=gen)
         if name.endswith("norm.weight"):
             t = t + 1.0
-        w[name] = t.to(args.device).requires_grad_(True)
+        w[name] = t.to(args.device).requires_grad_(trainable)
+    trained = [t for t in w.values() if t.requires_grad]
     vocab = config["vocab_size"]
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     try:
-        opt = torch.optim.AdamW(w.values(), lr=1e-4, fused=True)
+        opt = torch.optim.AdamW(trained, lr=1e-4, fused=True)
     except (TypeError, RuntimeError):
-        opt = torch.optim.AdamW(w.values(), lr=1e-4, foreach=True)
+        opt = torch.optim.AdamW(trained, lr=1e-4, foreach=True)
+    torch.cuda.reset_peak_memory_stats()
     times = []
     for i in range(args.warmup + args.steps):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
         opt.zero_grad(set_to_none=True)
-        loss = llm_reference.forward_loss(config, w, ids, labels)
+        loss = llm_reference.forward_loss(config, w, ids, labels, lora)
         loss.backward()
         opt.step()
         end.record()
         torch.cuda.synchronize()
         if i >= args.warmup:
             times.append(start.elapsed_time(end))
-    print(f"torch: loss {float(loss):.4f}, median step {statistics.median(times):.3f} ms "
-          f"over {args.steps} steps (fp32, TF32 off, {torch.__version__}, "
-          f"{torch.cuda.get_device_name()})")
+    median = statistics.median(times)
+    print(f"torch: loss {float(loss):.4f}, median step {median:.3f} ms "
+          f"over {args.steps} steps, {args.batch * args.seq / (median / 1000):.0f} tokens/s, "
+          f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB "
+          f"(fp32, TF32 off, {torch.__version__}, {torch.cuda.get_device_name()})")
 
 
 if __name__ == "__main__":

@@ -239,6 +239,7 @@ Bundle Bundle::parse(const std::string &manifestText) {
     const Json &k = kernels[i];
     Kernel kernel;
     kernel.name = k.at(key::name);
+    kernel.function = k.value(key::function, kernel.name);
     std::string what = "kernel " + std::to_string(i) + " (" + kernel.name + ")";
     const Json &args = k.at(key::args);
     for (size_t a = 0; a < args.size(); ++a) {

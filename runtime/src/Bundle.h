@@ -44,7 +44,8 @@ struct Memory {
 };
 
 struct Kernel {
-  std::string name;
+  std::string name;     ///< unique per launch (profiles)
+  std::string function; ///< the __kernel function of kernels.cl it runs
   cl_kernel kernel = nullptr;
   std::vector<int64_t> args;
   size_t grid[3], workgroup[3];

@@ -53,8 +53,8 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
   check(err, "clCreateCommandQueue");
   program = buildProgram(context, device, readFile(dir / "kernels.cl"));
   for (Kernel &k : kernels) {
-    k.kernel = clCreateKernel(program, k.name.c_str(), &err);
-    check(err, "clCreateKernel(" + k.name + ")");
+    k.kernel = clCreateKernel(program, k.function.c_str(), &err);
+    check(err, "clCreateKernel(" + k.function + ")");
   }
   checkKernels();
   allocate();

@@ -155,9 +155,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   std::string kernels, manifest;
   llvm::raw_string_ostream kernelsOs(kernels), manifestOs(manifest);
-  LogicalResult emitted = mlir::fbl::emitOpenCLKernels(*entry, kernelsOs);
-  if (succeeded(emitted))
-    emitted = mlir::fbl::emitManifest(*entry, manifestOs);
+  FailureOr<mlir::fbl::KernelFunctions> functions =
+      mlir::fbl::collectKernelFunctions(*entry);
+  LogicalResult emitted = failure(failed(functions));
+  if (succeeded(emitted)) {
+    mlir::fbl::emitOpenCLKernels(*entry, *functions, kernelsOs);
+    emitted = mlir::fbl::emitManifest(*entry, *functions, manifestOs);
+  }
   if (failedWithoutError(emitted))
     bug("the bundle emitter failed without an error");
   if (failed(emitted))

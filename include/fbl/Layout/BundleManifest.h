@@ -95,6 +95,10 @@ inline constexpr const char message[] = "message";
 inline constexpr const char init[] = "init";
 // Kernels (and inputs and outputs, see `init`).
 inline constexpr const char name[] = "name";
+/// Optional: the `__kernel` function of kernels.cl a launch runs, when it is
+/// not `name` (launches whose kernels print the same code share one
+/// function; `name` stays unique per launch, for profiles).
+inline constexpr const char function[] = "function";
 inline constexpr const char args[] = "args";
 inline constexpr const char access[] = "access";
 inline constexpr const char grid[] = "grid";

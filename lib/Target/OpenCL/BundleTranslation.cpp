@@ -57,8 +57,7 @@ static LogicalResult runTool(ModuleOp module, StringRef name,
   SmallVector<StringRef> argv = {*tool};
   argv.append(args.begin(), args.end());
   std::string err;
-  int rc =
-      llvm::sys::ExecuteAndWait(*tool, argv, std::nullopt, {}, 0, 0, &err);
+  int rc = llvm::sys::ExecuteAndWait(*tool, argv, std::nullopt, {}, 0, 0, &err);
   if (rc != 0)
     return mlir::emitError(module.getLoc(), "fbl-to-spirv: ")
            << name << " failed (" << rc << ") " << err;
@@ -81,14 +80,14 @@ static LogicalResult compileToSpirv(ModuleOp module, StringRef cl,
   });
   if (failed(runTool(module, "clang",
                      {"-cl-std=CL1.2", "--target=spirv64v1.0", "-Xclang",
-                      "-finclude-default-header", "-O2", "-c", "-emit-llvm",
-                      cl, "-o", optimized})) ||
+                      "-finclude-default-header", "-O2", "-c", "-emit-llvm", cl,
+                      "-o", optimized})) ||
       failed(runTool(module, "opt",
                      {"-passes=scalarizer", optimized, "-o", scalarized})))
     return failure();
-  return runTool(module, "llc",
-                 {"-mtriple=spirv64v1.0", "-filetype=obj", scalarized, "-o",
-                  spv});
+  return runTool(
+      module, "llc",
+      {"-mtriple=spirv64v1.0", "-filetype=obj", scalarized, "-o", spv});
 }
 
 LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
@@ -111,12 +110,16 @@ LogicalResult mlir::fbl::writeBundle(ModuleOp module, StringRef dir,
              << path << ": " << ec.message();
     return fn(os);
   };
+  FailureOr<KernelFunctions> kernels = collectKernelFunctions(*func);
+  if (failed(kernels))
+    return failure();
   if (failed(write("kernels.cl",
                    [&](llvm::raw_ostream &os) {
-                     return emitOpenCLKernels(*func, os);
+                     emitOpenCLKernels(*func, *kernels, os);
+                     return success();
                    })) ||
       failed(write("manifest.json", [&](llvm::raw_ostream &os) {
-        return emitManifest(*func, os);
+        return emitManifest(*func, *kernels, os);
       })))
     return failure();
   if (spirv) {

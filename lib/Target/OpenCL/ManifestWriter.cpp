@@ -52,6 +52,7 @@ manifest::Json layoutJson(RankedTensorType type) {
 } // namespace
 
 LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
+                                      const KernelFunctions &functions,
                                       llvm::raw_ostream &os) {
   BundlePlan plan;
   Block &block = func.getBody().front();
@@ -181,6 +182,9 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
   for (DispatchOp d : func.getOps<DispatchOp>()) {
     manifest::Json &k = kernels.emplace_back(manifest::Json::object());
     k[key::name] = d.getKernel().str();
+    if (std::string function = functions.functionOf.lookup(d);
+        !function.empty() && function != d.getKernel())
+      k[key::function] = function;
     manifest::Json &args = k[key::args] = manifest::Json::array();
     auto addArg = [&](Value v, const char *access) {
       manifest::Json &a = args.emplace_back(manifest::Json::object());

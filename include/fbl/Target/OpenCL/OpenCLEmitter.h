@@ -21,11 +21,28 @@ namespace mlir::fbl {
 /// `*_step`, else `*_grad`, else its only function with kernels.
 FailureOr<func::FuncOp> findBundleEntry(ModuleOp module, StringRef entry);
 
-/// Writes the OpenCL C source of `func`'s kernels.
+/// The OpenCL C functions of `func`'s kernels. Dispatches whose kernels
+/// print the same code (the same op in every layer of a model) share one
+/// function, named after the first of them.
+struct KernelFunctions {
+  /// (name, OpenCL C text) in first-use order.
+  std::vector<std::pair<std::string, std::string>> functions;
+  /// The function each dispatch runs.
+  llvm::DenseMap<Operation *, std::string> functionOf;
+};
+FailureOr<KernelFunctions> collectKernelFunctions(func::FuncOp func);
+
+/// Writes the OpenCL C source of `kernels`: the shared helpers, then each
+/// function once.
+void emitOpenCLKernels(func::FuncOp func, const KernelFunctions &kernels,
+                       llvm::raw_ostream &os);
+/// The same, collecting `func`'s kernel functions first.
 LogicalResult emitOpenCLKernels(func::FuncOp func, llvm::raw_ostream &os);
 
-/// Writes the manifest of `func` (JSON).
-LogicalResult emitManifest(func::FuncOp func, llvm::raw_ostream &os);
+/// Writes the manifest of `func` (JSON); each kernel runs the function
+/// `kernels` gives its dispatch.
+LogicalResult emitManifest(func::FuncOp func, const KernelFunctions &kernels,
+                           llvm::raw_ostream &os);
 
 /// Writes `dir`/kernels.cl and `dir`/manifest.json; with `spirv`, also
 /// compiles the kernels to `dir`/kernels.spv with clang.
