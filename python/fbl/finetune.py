@@ -57,6 +57,7 @@ def build_model(model: str, *, seq: int = 128, batch: int = 1) -> str:
 
 def finetune(model: PathLike, data: PathLike, save: PathLike, *,
              weights: Optional[PathLike] = None,
+             tokenizer: Optional[PathLike] = None,
              lora: Optional[dict] = None, full: bool = False,
              steps: int = 200, seq: int = 128, batch: int = 4,
              lr: float = 1e-3, policy: str = "fblayout",
@@ -70,6 +71,11 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
     """Fine-tunes `model` on the text in `data` (a file or a folder) and
     writes the adapters (or with full=True the weights) as safetensors,
     loss.csv, loss.svg and summary.json into `save`; returns the summary.
+
+    tokenizer: the model's Hugging Face tokenizer.json (BPE, byte-level as
+    GPT-2/Llama-3/Qwen2 or SentencePiece-style as LLaMA-2/TinyLlama/Gemma);
+    without it the text is tokenized byte by byte. Its token ids must fit
+    the model's vocab_size; summary["tokenizer"] names the one used.
 
     lora: {"rank": 8, "alpha": 16, "targets": ["q_proj", "v_proj"],
     "trainable": [...]}; missing keys take fbl-finetune's defaults.
@@ -92,6 +98,8 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
            "--save-dtype", _c_text(save_dtype, "save_dtype").decode()]
     if weights is not None:
         cmd += ["--weights", _arg(weights)]
+    if tokenizer is not None:
+        cmd += ["--tokenizer", _arg(tokenizer)]
     if full:
         cmd.append("--full")
     if lora:

@@ -1,14 +1,19 @@
 """fbl-finetune end to end through the Python package (fbl.finetune runs the
-tool): full fine-tuning, LoRA from the result, merge, cache, resume, and a
-weights file that lacks a tensor. Usage: finetune.py DATA.txt WORKDIR"""
+tool): full fine-tuning, LoRA from the result, merge, cache, resume, a
+weights file that lacks a tensor, and the text tokenized by a tokenizer.json.
+Usage: finetune.py DATA.txt WORKDIR"""
 import csv
+import json
+import math
 import os
 import re
+import subprocess
 import sys
 
 import numpy as np
 
 import fbl
+from fbl.compiler import _tool
 
 data, work = sys.argv[1], sys.argv[2]
 cache = os.path.join(work, "cache")
@@ -101,6 +106,55 @@ try:
     fail("a weights file without model.norm.weight was accepted")
 except fbl.Error as e:
     print("missing weight refused:", e)
+
+# 6. The text tokenized by a tokenizer.json, SentencePiece-style BPE whose
+# ids fit tiny-llama's 260: <unk>, <s>, </s>, the 256 byte-fallback tokens,
+# and one merge ("t" "h"). Through Python and through the command line; the
+# compiled step is the one of part 2, from the cache.
+vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+for b in range(256):
+    vocab["<0x%02X>" % b] = 3 + b
+vocab["<0x74><0x68>"] = 259
+tokenizer = os.path.join(work, "tokenizer.json")
+with open(tokenizer, "w") as f:
+    json.dump({"version": "1.0",
+               "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False,
+                                 "rstrip": False, "normalized": False, "special": True}
+                                for i, t in enumerate(["<unk>", "<s>", "</s>"])],
+               "normalizer": {"type": "Sequence", "normalizers": [
+                   {"type": "Prepend", "prepend": "\u2581"},
+                   {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+               "pre_tokenizer": None,
+               "post_processor": {"type": "TemplateProcessing",
+                                  "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                             {"Sequence": {"id": "A", "type_id": 0}}],
+                                  "special_tokens": {"<s>": {"id": "<s>", "ids": [1],
+                                                             "tokens": ["<s>"]}}},
+               "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True,
+                         "fuse_unk": True, "vocab": vocab, "merges": ["<0x74> <0x68>"]}}, f)
+with open(data, encoding="utf-8") as f:
+    normalized = "\u2581" + f.read().replace(" ", "\u2581")
+# <s>, then a token per byte but one per "th".
+want = 1 + len(normalized.encode()) - normalized.count("th")
+s = fbl.finetune("tiny-llama", data, os.path.join(work, "bpe"), tokenizer=tokenizer,
+                 steps=3, **args)
+if s["tokenizer"] == tokenizer and s["data_tokens"] == want and s["compiled_from_cache"] \
+        and math.isfinite(s["final_loss"]):
+    print(f"bpe: trained 3 steps on {want} tokens (the step from the cache)")
+else:
+    fail(f"bpe: summary {s}, expected {want} tokens from {tokenizer}")
+proc = subprocess.run([_tool("fbl-finetune"), "--model", "tiny-llama", "--data", data,
+                       "--tokenizer", tokenizer, "--save", os.path.join(work, "bpe-cli"),
+                       "--weights", os.path.join(full, "model.safetensors"),
+                       "--lora", "rank=4,alpha=8.0,targets=q_proj,v_proj", "--steps", "3",
+                       "--seq", "16", "--batch", "2", "--lr", "0.003",
+                       "--checkpoint-every", "0", "--cache-dir", cache],
+                      capture_output=True, text=True)
+for line in proc.stdout.splitlines():
+    if line.startswith(("data ", "training step", "trained ")):
+        print("bpe cli:", line)
+if proc.returncode != 0:
+    fail(f"fbl-finetune --tokenizer: {proc.stderr.strip()}")
 
 print("FINETUNE PASS" if ok else "FINETUNE FAIL")
 sys.exit(0 if ok else 1)

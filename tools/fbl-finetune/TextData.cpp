@@ -26,7 +26,7 @@ static llvm::Error dataError(const std::string &path, const llvm::Twine &why) {
 }
 
 llvm::Expected<TextData> TextData::load(const std::string &path,
-                                        const ByteTokenizer &tokenizer) {
+                                        DocumentEncoder encode) {
   std::vector<std::string> files;
   if (llvm::sys::fs::is_directory(path)) {
     std::error_code ec;
@@ -48,11 +48,15 @@ llvm::Expected<TextData> TextData::load(const std::string &path,
         llvm::MemoryBuffer::getFile(file, /*IsText=*/false);
     if (!buffer)
       return dataError(file, buffer.getError().message());
-    std::vector<int64_t> ids = tokenizer.encode((*buffer)->getBuffer());
-    data.tokens.insert(data.tokens.end(), ids.begin(), ids.end());
-    ++data.documents;
+    data.starts.push_back(data.tokens.size());
+    encode((*buffer)->getBuffer(), data.tokens);
   }
   return data;
+}
+
+llvm::ArrayRef<int64_t> TextData::document(int64_t d) const {
+  size_t end = size_t(d) + 1 < starts.size() ? starts[d + 1] : tokens.size();
+  return llvm::ArrayRef<int64_t>(tokens).slice(starts[d], end - starts[d]);
 }
 
 void TextData::sample(std::mt19937_64 &rng, int64_t batch, int64_t seq,

@@ -1,13 +1,15 @@
 //===- fbl-finetune.cpp - Fine-tune a decoder LLM on the OpenCL device ----===//
 //
 //   fbl-finetune --model PRESET|config.json [--weights W.safetensors]
-//       --data TEXT|DIR [--lora rank=8,alpha=16,targets=q_proj,v_proj | --full]
+//       --data TEXT|DIR [--tokenizer tokenizer.json]
+//       [--lora rank=8,alpha=16,targets=q_proj,v_proj | --full]
 //       [--steps N] [--seq S] [--batch B] [--lr LR] [--policy P]
 //       [--device SEL] [--target T] --save OUT/
 //
 // Builds the model's forward graph, adds LoRA adapters (or trains every
 // weight), compiles the AdamW training step for the local OpenCL device
-// (cached), then streams byte-tokenized batches of the text through it,
+// (cached), then streams batches of the text through it, tokenized by the
+// model's tokenizer.json (BPE, Tokenizer.h) or byte by byte,
 // keeping parameters and optimizer state on the device. Prints a progress
 // line per interval (step, loss, tokens/s, step time, ETA), checkpoints every
 // K steps (--resume continues from the last one), and leaves in OUT/ the
@@ -18,6 +20,7 @@
 
 #include "CompileStep.h"
 #include "TextData.h"
+#include "Tokenizer.h"
 #include "TrainingLog.h"
 
 #include "fbl/Models/DecoderModel.h"
@@ -47,8 +50,9 @@ using namespace fbl::finetune;
 
 namespace {
 cl::OptionCategory category("fbl-finetune options");
-cl::opt<std::string> modelName("model", cl::desc("Preset or config.json"),
-                               cl::value_desc("preset|file"), cl::Required,
+cl::opt<std::string> modelName("model",
+                               cl::desc("Preset or config.json (required)"),
+                               cl::value_desc("preset|file"),
                                cl::cat(category));
 cl::opt<std::string> weightsFile(
     "weights", cl::desc("Initial weights (safetensors, Hugging Face names)"),
@@ -57,6 +61,18 @@ cl::opt<std::string> dataPath("data",
                               cl::desc("Training text: a file or a folder"),
                               cl::value_desc("path"), cl::Required,
                               cl::cat(category));
+cl::opt<std::string> tokenizerFile(
+    "tokenizer",
+    cl::desc("The model's Hugging Face tokenizer.json (BPE: byte-level as "
+             "GPT-2/Llama-3/Qwen2, or SentencePiece-style as LLaMA-2/Gemma); "
+             "default: byte-level tokens"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> printTokens(
+    "print-tokens",
+    cl::desc("Debugging: print the token ids of each file of --data (one "
+             "line each, bos included when --model is given) and exit; "
+             "--model and --save are then optional"),
+    cl::cat(category));
 cl::opt<std::string> loraSpec(
     "lora",
     cl::desc("LoRA adapters: rank=R,alpha=A,targets=NAME[,NAME...]"
@@ -85,9 +101,8 @@ cl::opt<std::string> device("device",
 cl::opt<std::string> target("target",
                             cl::desc("Target preset (default: the device's)"),
                             cl::init(""), cl::cat(category));
-cl::opt<std::string> saveDir("save", cl::desc("Output folder"),
-                             cl::value_desc("dir"), cl::Required,
-                             cl::cat(category));
+cl::opt<std::string> saveDir("save", cl::desc("Output folder (required)"),
+                             cl::value_desc("dir"), cl::cat(category));
 cl::opt<int64_t> checkpointEvery("checkpoint-every",
                                  cl::desc("Checkpoint every K steps (0: only "
                                           "at the end)"),
@@ -359,6 +374,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "fbl-finetune: fine-tune a decoder LLM on the "
                               "local OpenCL device\n");
+  if (!printTokens && modelName.empty())
+    die("--model is required (a preset or a config.json)");
+  if (!printTokens && saveDir.empty())
+    die("--save is required (the output folder)");
   if (numSteps < 1)
     die("--steps must be at least 1");
   if (batchSize < 1 || seqLen < 2)
@@ -380,24 +399,73 @@ int main(int argc, char **argv) {
     die("--target must be a preset name such as pocl-cpu, got '" + target +
         "'");
 
-  std::string configText = orDie(models::ModelConfig::loadText(modelName));
-  models::ModelConfig config =
-      orDie(models::ModelConfig::parse(configText, modelName));
-  if (seqLen > config.maxPositions)
+  // --print-tokens may go without a model: then no bos and no vocab_size.
+  bool haveModel = !modelName.empty();
+  std::string configText;
+  models::ModelConfig config;
+  if (haveModel) {
+    configText = orDie(models::ModelConfig::loadText(modelName));
+    config = orDie(models::ModelConfig::parse(configText, modelName));
+  }
+  if (haveModel && !printTokens && seqLen > config.maxPositions)
     die(formatv("--seq {0} exceeds the model's max_position_embeddings {1}",
                 seqLen.getValue(), config.maxPositions));
+  // The config's bos goes before each document (the file's own bos when its
+  // post-processor names one).
+  int64_t configBos = haveModel && config.bosTokenId >= 0 &&
+                              config.bosTokenId < config.vocabSize
+                          ? config.bosTokenId
+                          : -1;
 
   // Byte-level tokens: the tiny presets' ids 0..255 are bytes; LLaMA-style
   // SentencePiece vocabularies hold the 256 byte-fallback tokens at 3..258.
-  ByteTokenizer tokenizer;
-  tokenizer.byteBase = config.vocabSize >= 32000 ? 3 : 0;
-  tokenizer.bos = config.bosTokenId >= 0 && config.bosTokenId < config.vocabSize
-                      ? config.bosTokenId
-                      : -1;
-  if (tokenizer.byteBase + 256 > config.vocabSize)
-    die(formatv("the byte tokenizer needs 256 token ids but vocab_size is {0}",
-                config.vocabSize));
-  TextData data = orDie(TextData::load(dataPath, tokenizer));
+  ByteTokenizer byteTokenizer;
+  std::unique_ptr<BpeTokenizer> bpe;
+  int64_t bos = configBos;
+  if (!tokenizerFile.empty()) {
+    std::string error;
+    bpe = BpeTokenizer::load(tokenizerFile, error);
+    if (!bpe)
+      die("--tokenizer '" + tokenizerFile + "': " + error);
+    for (const std::string &warning : bpe->warnings())
+      WithColor::warning(errs(), "fbl-finetune")
+          << "--tokenizer '" << tokenizerFile << "': " << warning << "\n";
+    if (haveModel && bpe->maxId() >= config.vocabSize)
+      die(formatv("--tokenizer '{0}': token id {1} exceeds the model's "
+                  "vocab_size {2}",
+                  tokenizerFile, bpe->maxId(), config.vocabSize));
+    if (configBos >= 0)
+      bos = bpe->bosFromTemplate().value_or(configBos);
+  } else if (haveModel) {
+    byteTokenizer.byteBase = config.vocabSize >= 32000 ? 3 : 0;
+    if (byteTokenizer.byteBase + 256 > config.vocabSize)
+      die(formatv("the byte tokenizer needs 256 token ids but vocab_size is "
+                  "{0}",
+                  config.vocabSize));
+  }
+  byteTokenizer.bos = bos;
+  std::string tokenizerName =
+      bpe ? tokenizerFile.getValue() : std::string("byte-level");
+  TextData data = orDie(
+      TextData::load(dataPath, [&](StringRef text, std::vector<int64_t> &ids) {
+        if (!bpe) {
+          std::vector<int64_t> bytes = byteTokenizer.encode(text);
+          ids.insert(ids.end(), bytes.begin(), bytes.end());
+          return;
+        }
+        if (bos >= 0)
+          ids.push_back(bos);
+        bpe->encode(std::string_view(text.data(), text.size()), ids);
+      }));
+  if (printTokens) {
+    for (int64_t d = 0; d < data.numDocuments(); ++d) {
+      ArrayRef<int64_t> ids = data.document(d);
+      for (size_t i = 0; i < ids.size(); ++i)
+        outs() << (i ? " " : "") << ids[i];
+      outs() << "\n";
+    }
+    return 0;
+  }
   if (data.numTokens() < 2)
     die("--data '" + dataPath + "' holds no text");
 
@@ -430,8 +498,10 @@ int main(int argc, char **argv) {
                     modelName, config.familyName(), config.numLayers,
                     config.hiddenSize, config.vocabSize,
                     config.numParameters());
-  outs() << formatv("data {0}: {1:N} tokens from {2} file(s), byte-level\n",
-                    dataPath, data.numTokens(), data.numDocuments());
+  outs() << formatv("data {0}: {1:N} tokens from {2} file(s), {3}\n", dataPath,
+                    data.numTokens(), data.numDocuments(),
+                    bpe ? "bpe (" + tokenizerFile + ")"
+                        : std::string("byte-level"));
   outs().flush();
   CompiledStep compiled =
       orDie(compileStep(config, step, scratch, outs()));
@@ -666,6 +736,8 @@ int main(int argc, char **argv) {
       {"seq", seqLen.getValue()},
       {"learning_rate", learningRate.getValue()},
       {"policy", policy.getValue()},
+      {"tokenizer", tokenizerName},
+      {"data_tokens", data.numTokens()},
       {"target", step.target},
       {"device", fbl_session_device_name(session)},
       {"device_bytes", fbl_session_device_bytes(session)},
