@@ -20,6 +20,24 @@ using namespace fbl::layout::testing;
 
 namespace {
 
+/// Checks that `l` maps the elements of `shape` one to one onto positions
+/// inside its extents, and back.
+void expectBijective(const Layout &l, const std::vector<int64_t> &shape) {
+  Extents e = l.extents(shape);
+  std::set<int64_t> seen;
+  bool ok = true;
+  forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
+    TexelCoord c = l.toTexel(shape, idx);
+    ok &= c.x >= 0 && c.x < e.width && c.y >= 0 && c.y < e.height &&
+          c.layer >= 0 && c.layer < e.layers && c.channel < e.channels;
+    ok &= seen.insert(Layout::flatOffset(e, c)).second;
+    auto back = l.toLogical(shape, c);
+    ok &= back.has_value() && *back == idx;
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), Layout::product(shape));
+}
+
 class LayoutSweep : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(LayoutSweep, EveryNamedLayoutIsValid) {
@@ -37,19 +55,8 @@ TEST_P(LayoutSweep, MapIsBijectiveOntoNonPaddingPositions) {
     for (const auto &shape : sweepShapes(rank)) {
       const Layout &l = nl.layout;
       SCOPED_TRACE(nl.name + " shape " + shapeStr(shape) + " " + l.str());
+      expectBijective(l, shape);
       Extents e = l.extents(shape);
-      std::set<int64_t> seen;
-      bool ok = true;
-      forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
-        TexelCoord c = l.toTexel(shape, idx);
-        ok &= c.x >= 0 && c.x < e.width && c.y >= 0 && c.y < e.height &&
-              c.layer >= 0 && c.layer < e.layers && c.channel < e.channels;
-        ok &= seen.insert(Layout::flatOffset(e, c)).second;
-        auto back = l.toLogical(shape, c);
-        ok &= back.has_value() && *back == idx;
-      });
-      EXPECT_TRUE(ok);
-      EXPECT_EQ(static_cast<int64_t>(seen.size()), Layout::product(shape));
       // Every physical position is either an element (and maps back to the
       // same position) or padding.
       int64_t elements = 0;
@@ -295,25 +302,6 @@ TEST(LayoutTest, LimitsAreChecked) {
   // Buffers are bounded by bytes only.
   EXPECT_EQ(Layout::buffer(1).checkLimits({1 << 20}, adreno), "");
   EXPECT_NE(Layout::buffer(1).checkLimits({int64_t(1) << 29}, adreno), "");
-}
-
-/// Checks that `l` maps the elements of `shape` one to one onto positions
-/// inside its extents, and back.
-static void expectBijective(const Layout &l,
-                            const std::vector<int64_t> &shape) {
-  Extents e = l.extents(shape);
-  std::set<int64_t> seen;
-  bool ok = true;
-  forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
-    TexelCoord c = l.toTexel(shape, idx);
-    ok &= c.x >= 0 && c.x < e.width && c.y >= 0 && c.y < e.height &&
-          c.layer >= 0 && c.layer < e.layers && c.channel < e.channels;
-    ok &= seen.insert(Layout::flatOffset(e, c)).second;
-    auto back = l.toLogical(shape, c);
-    ok &= back.has_value() && *back == idx;
-  });
-  EXPECT_TRUE(ok);
-  EXPECT_EQ(static_cast<int64_t>(seen.size()), Layout::product(shape));
 }
 
 TEST(LayoutTest, SplitAcrossLayersFitsTheLimits) {
