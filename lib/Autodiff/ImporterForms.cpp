@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -60,6 +61,7 @@ void mlir::fbl::normalizeImporterForms(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   tensor::populateDecomposeTensorConcatPatterns(patterns);
+  linalg::populateDecomposePadPatterns(patterns);
   math::populateExpansionPatterns(patterns, {"fpowi"});
   patterns.add<FoldTruncatedConstant, ExpandAffineApply>(ctx);
   arith::populateCeilFloorDivExpandOpsPatterns(patterns);

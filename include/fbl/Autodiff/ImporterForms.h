@@ -6,6 +6,9 @@
 // handles:
 //   - tensor.concat (RoPE's rotate-half, a CLS token) -> tensor.insert_slice
 //     into tensor.empty (upstream's decomposition);
+//   - tensor.pad (a convolution's or a sequence's padding) -> the padding
+//     value filled into tensor.empty, the source inserted as a slice
+//     (upstream's decomposition);
 //   - math.fpowi with a constant exponent (`x.pow(2)`) -> multiplications
 //     (upstream's math expansion);
 //   - f64 constants truncated or extended in a body (a norm's epsilon) ->
