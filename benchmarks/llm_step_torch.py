@@ -74,7 +74,7 @@ def main():
         if i >= args.warmup:
             times.append(start.elapsed_time(end))
     median = statistics.median(times)
-    print(f"torch: loss {float(loss):.4f}, median step {median:.3f} ms "
+    print(f"torch: loss {loss.item():.4f}, median step {median:.3f} ms "
           f"over {args.steps} steps, {args.batch * args.seq / (median / 1000):.0f} tokens/s, "
           f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB "
           f"(fp32, TF32 off, {torch.__version__}, {torch.cuda.get_device_name()})")
