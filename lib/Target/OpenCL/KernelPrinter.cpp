@@ -521,9 +521,9 @@ LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch,
 
 FailureOr<KernelFunctions>
 mlir::fbl::collectKernelFunctions(func::FuncOp func) {
-  // Each kernel is printed once under a placeholder name; equal text is the
-  // same code. The placeholder is no identifier the printer makes otherwise.
-  static constexpr llvm::StringLiteral placeholder = "FBL_KERNEL_FUNCTION";
+  // Each kernel is printed under one placeholder name, so equal text is the
+  // same code; a new one is printed again under its own name.
+  static constexpr llvm::StringLiteral placeholder = "fbl_kernel";
   KernelFunctions out;
   llvm::StringMap<unsigned> byText;
   for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
@@ -534,14 +534,9 @@ mlir::fbl::collectKernelFunctions(func::FuncOp func) {
       return failure();
     auto [it, inserted] = byText.try_emplace(text, out.functions.size());
     if (inserted) {
-      std::string name = dispatch.getKernel().str();
-      std::string named;
-      size_t pos = 0;
-      for (size_t hit;
-           (hit = text.find(placeholder.str(), pos)) != std::string::npos;
-           pos = hit + placeholder.size())
-        named.append(text, pos, hit - pos).append(name);
-      named.append(text, pos);
+      std::string name = dispatch.getKernel().str(), named;
+      llvm::raw_string_ostream namedOs(named);
+      (void)KernelEmitter(namedOs).emitKernel(dispatch, name);
       out.functions.emplace_back(std::move(name), std::move(named));
     }
     out.functionOf[dispatch] = out.functions[it->second].first;

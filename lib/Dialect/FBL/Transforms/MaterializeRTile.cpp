@@ -22,7 +22,6 @@ namespace mlir::fbl {
 
 using namespace mlir;
 using namespace mlir::fbl;
-namespace fl = ::fbl::layout;
 
 /// A 4x4 R-Tile packed along the last dim that fits `target`, or null.
 static Attribute rtileFor(RankedTensorType type, TargetAttr target) {
