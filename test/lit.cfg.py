@@ -51,6 +51,9 @@ config.substitutions.append(
      "--fbl-translate {1}/fbl-translate --fbl-run {1}/fbl-run "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# The tolerance of steps that store intermediates as f16 images (targets
+# with half_storage; docs/Testing.md derives it).
+config.substitutions.append(("%f16_tol", "--rtol 4e-3 --atol 4e-3 --atol-of-max"))
 # Models built by fbl-model against an independent PyTorch implementation
 # and their bundles against the upstream oracle (test/lib/model_check.py).
 config.substitutions.append(

@@ -157,6 +157,11 @@ Bundle Bundle::parse(const std::string &manifestText) {
                                       "x" + std::to_string(memory.height) +
                                       "x" + std::to_string(memory.layers) +
                                       " is out of range");
+      if (memory.dtype !=
+              manifest::elementTypeName(manifest::ElementType::F32) &&
+          memory.dtype != manifest::elementTypeName(manifest::ElementType::F16))
+        throw manifestError(what, "an image stores f32 or f16, not '" +
+                                      memory.dtype + "'");
     }
     b.memories.push_back(memory);
   }

@@ -155,6 +155,7 @@ fbl_status fbl_describe_device(const char *selector, char *buffer,
         deviceValue<cl_ulong>(d.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
     t.fp16 = deviceString(d.device, CL_DEVICE_EXTENSIONS).find("cl_khr_fp16") !=
              std::string::npos;
+    t.halfStorage = t.halfStorage && t.fp16;
     t.maxWorkgroupSize = v(CL_DEVICE_MAX_WORK_GROUP_SIZE);
     while (t.preferredWorkgroup[0] * t.preferredWorkgroup[1] >
            t.maxWorkgroupSize)

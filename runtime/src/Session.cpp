@@ -205,9 +205,20 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
       throw Error(inputLabel(input) + ": images take f32 host data");
     std::vector<float> texels = packTexels(t, static_cast<const float *>(data));
     size_t origin[3] = {0, 0, 0};
-    check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
-                              0, 0, texels.data(), 0, nullptr, nullptr),
-          "clEnqueueWriteImage");
+    if (isHalf(m)) {
+      std::vector<uint16_t> half(texels.size());
+      std::transform(texels.begin(), texels.end(), half.begin(),
+                     safetensors::floatToHalf);
+      check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin,
+                                m.region().data(), 0, 0, half.data(), 0,
+                                nullptr, nullptr),
+            "clEnqueueWriteImage");
+    } else {
+      check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin,
+                                m.region().data(), 0, 0, texels.data(), 0,
+                                nullptr, nullptr),
+            "clEnqueueWriteImage");
+    }
   }
   inputSet[input] = true;
 }
@@ -279,9 +290,18 @@ void fbl_session::readTensor(const Tensor &t, void *data, size_t bytes) {
   }
   std::vector<float> texels(m.width * m.height * m.layers * 4);
   size_t origin[3] = {0, 0, 0};
-  check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(), 0,
-                           0, texels.data(), 0, nullptr, nullptr),
-        "clEnqueueReadImage");
+  if (isHalf(m)) {
+    std::vector<uint16_t> half(texels.size());
+    check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
+                             0, 0, half.data(), 0, nullptr, nullptr),
+          "clEnqueueReadImage");
+    std::transform(half.begin(), half.end(), texels.begin(),
+                   safetensors::halfToFloat);
+  } else {
+    check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
+                             0, 0, texels.data(), 0, nullptr, nullptr),
+          "clEnqueueReadImage");
+  }
   unpackTexels(t, texels, static_cast<float *>(data));
 }
 
@@ -364,20 +384,58 @@ void fbl_session::trainStep(int64_t step, bool profile) {
                                     : "-inf") +
                   "; training stopped");
   }
-  // Every update is read before any input is overwritten, through the host:
-  // an output and the input it replaces may live in memories of different
-  // kinds.
+  // Every update is read before any input is overwritten. An output stored
+  // like the input it replaces is copied on the device (parameters and
+  // optimizer state stay resident); any other goes through the host.
   std::vector<std::pair<int64_t, std::vector<uint8_t>>> updates;
   for (size_t j = 0; j < outputTensors.size(); ++j) {
-    if (outputUpdates[j] < 0)
+    if (outputUpdates[j] < 0 || storedAlike(outputTensors[j],
+                                            inputTensors[outputUpdates[j]]))
       continue;
     const Tensor &t = tensors[outputTensors[j]];
     std::vector<uint8_t> host(t.hostBytes());
     download(j, host.data(), host.size());
     updates.emplace_back(outputUpdates[j], std::move(host));
   }
+  for (size_t j = 0; j < outputTensors.size(); ++j) {
+    if (outputUpdates[j] < 0 || !storedAlike(outputTensors[j],
+                                             inputTensors[outputUpdates[j]]))
+      continue;
+    const Memory &from = memories[tensors[outputTensors[j]].memory];
+    const Memory &to = memories[tensors[inputTensors[outputUpdates[j]]].memory];
+    size_t origin[3] = {0, 0, 0};
+    if (from.storage == StorageKind::Buffer)
+      check(clEnqueueCopyBuffer(queue, from.mem, to.mem, 0, 0,
+                                std::max<int64_t>(from.bytes, 4), 0, nullptr,
+                                nullptr),
+            "clEnqueueCopyBuffer");
+    else
+      check(clEnqueueCopyImage(queue, from.mem, to.mem, origin, origin,
+                               from.region().data(), 0, nullptr, nullptr),
+            "clEnqueueCopyImage");
+  }
   for (auto &[input, host] : updates)
     upload(input, host.data(), host.size());
+  check(clFinish(queue), "clFinish");
+}
+
+bool fbl_session::isHalf(const Memory &m) {
+  return m.dtype == manifest::elementTypeName(manifest::ElementType::F16);
+}
+
+bool fbl_session::storedAlike(int64_t a, int64_t b) const {
+  const Tensor &ta = tensors[a], &tb = tensors[b];
+  const Memory &ma = memories[ta.memory], &mb = memories[tb.memory];
+  // An output that is itself an input's memory may be overwritten by
+  // another update before it is copied.
+  for (int64_t in : inputTensors)
+    if (tensors[in].memory == ta.memory)
+      return false;
+  return ta.shape == tb.shape &&
+         ta.dtype == tb.dtype && ta.layout.str() == tb.layout.str() &&
+         ma.storage == mb.storage && ma.dtype == mb.dtype &&
+         ma.width == mb.width && ma.height == mb.height &&
+         ma.layers == mb.layers && ma.bytes == mb.bytes;
 }
 
 //===----------------------------------------------------------------------===//

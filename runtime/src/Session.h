@@ -55,6 +55,11 @@ struct fbl_session : fbl::runtime::Bundle {
 
 private:
   void readTensor(const fbl::runtime::Tensor &t, void *data, size_t bytes);
+  /// Whether memory `m` stores half floats (converted from and to f32).
+  static bool isHalf(const fbl::runtime::Memory &m);
+  /// Whether tensors `a` (an output) and `b` live in distinct memories of one
+  /// descriptor with one layout, so a device copy moves `a` into `b`.
+  bool storedAlike(int64_t a, int64_t b) const;
 };
 
 #endif // FBL_RUNTIME_SESSION_H

@@ -42,7 +42,8 @@ std::string fbl::finetune::stepPipeline(const StepOptions &o) {
       pipeline += " trainable=" + o.lora->trainable;
     pipeline += "},";
   }
-  pipeline += llvm::formatv("fbl-training-pipeline{{policy={0} target={1} "
+  // Braces keep an attribute's commas and spaces in one option value.
+  pipeline += llvm::formatv("fbl-training-pipeline{{policy={0} target={{{1}} "
                             "optimizer=adamw lr={2}})",
                             o.policy, o.target, number(o.learningRate))
                   .str();

@@ -99,7 +99,8 @@ cl::opt<std::string> device("device",
                                      "else the CPU"),
                             cl::init(""), cl::cat(category));
 cl::opt<std::string> target("target",
-                            cl::desc("Target preset (default: the device's)"),
+                            cl::desc("Target preset or #fbl.target<...> "
+                                     "attribute (default: the device's)"),
                             cl::init(""), cl::cat(category));
 cl::opt<std::string> saveDir("save", cl::desc("Output folder (required)"),
                              cl::value_desc("dir"), cl::cat(category));
@@ -319,10 +320,24 @@ void rewriteSafetensors(const std::string &from, const std::string &to,
 }
 
 /// Writes the base weights with every adapter merged in:
-/// W' = W + (alpha / rank) B A, in Hugging Face names.
+/// W' = W + (alpha / rank) B A, in Hugging Face names. A frozen weight is
+/// taken from `base` (the --weights file) when it holds it: on a target
+/// with half_storage the device keeps only its f16 rounding.
 void writeMerged(fbl_session *session, const StepInputs &in,
                  const LoraOptions &lora, const std::string &path,
-                 StringRef dtype) {
+                 StringRef dtype, const std::string &base) {
+  fbl_safetensors *baseFile = nullptr;
+  if (!base.empty())
+    check(fbl_safetensors_open(base.c_str(), &baseFile));
+  auto baseValue = [&](const std::string &name, size_t index) {
+    size_t at;
+    if (!baseFile ||
+        fbl_safetensors_find(baseFile, name.c_str(), &at) != FBL_OK)
+      return readInput(session, in, index);
+    std::vector<float> values(product(in.shape(session, index)));
+    check(fbl_safetensors_read_f32(baseFile, at, values.data(), values.size()));
+    return values;
+  };
   std::map<std::string, size_t> byName;
   for (size_t i : in.weights)
     byName[fbl_session_input_name(session, i)] = i;
@@ -334,7 +349,7 @@ void writeMerged(fbl_session *session, const StepInputs &in,
     if (n.contains(".lora_A.") || n.contains(".lora_B."))
       continue;
     std::vector<int64_t> shape = in.shape(session, index);
-    std::vector<float> w = readInput(session, in, index);
+    std::vector<float> w = baseValue(name, index);
     std::string prefix = n.drop_back(strlen(".weight")).str();
     auto a = byName.find(prefix + ".lora_A.weight");
     auto b = byName.find(prefix + ".lora_B.weight");
@@ -357,6 +372,8 @@ void writeMerged(fbl_session *session, const StepInputs &in,
   check(fbl_safetensors_writer_add_metadata(writer, "format", "pt"));
   check(fbl_safetensors_writer_write(writer, path.c_str()));
   fbl_safetensors_writer_free(writer);
+  if (baseFile)
+    fbl_safetensors_close(baseFile);
 }
 
 std::string formatDuration(double seconds) {
@@ -395,9 +412,13 @@ int main(int argc, char **argv) {
   if (policy != "fblayout" && policy != "reuse-forward" &&
       policy != "explicit-transpose")
     die("--policy must be fblayout, reuse-forward or explicit-transpose");
-  if (!target.empty() && !isPlainName(target))
-    die("--target must be a preset name such as pocl-cpu, got '" + target +
-        "'");
+  if (!target.empty() && !isPlainName(target) &&
+      !(StringRef(target).starts_with("#fbl.target<") &&
+        StringRef(target).ends_with(">") &&
+        StringRef(target).find_first_of("{}") == StringRef::npos))
+    die("--target must be a preset name such as pocl-cpu or a "
+        "#fbl.target<...> attribute, got '" +
+        target + "'");
 
   // --print-tokens may go without a model: then no bos and no vocab_size.
   bool haveModel = !modelName.empty();
@@ -697,7 +718,7 @@ int main(int argc, char **argv) {
     written.push_back("adapter_config.json");
     if (merge) {
       writeMerged(session, in, *step.lora, pathIn(saveDir, "model.safetensors"),
-                  saveDtype);
+                  saveDtype, weightsFile);
       written.push_back("model.safetensors");
     }
   } else {

@@ -72,6 +72,9 @@ struct TargetDescription {
   std::array<int64_t, 2> preferredWorkgroup;
   bool localTiledGemm;
   ExecutionModel execution;
+  /// Image tensors other than parameters, optimizer state and step results
+  /// are stored as CL_HALF_FLOAT (arithmetic stays f32).
+  bool halfStorage;
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -92,7 +95,9 @@ inline const TargetDescription kPresets[] = {
      false,
      // Waves of 64 fibers; 6 shader processors; launch, fetch and fill
      // costs estimated (docs/Targets.md).
-     {64, 1024, 6, 8000, 1500, 6000, 1500}},
+     {64, 1024, 6, 8000, 1500, 6000, 1500},
+     // fp16 images, as the mobile frameworks store them.
+     true},
     // Arm Mali-G710 (Valhall).
     {"mali-g710",
      65536,
@@ -107,7 +112,8 @@ inline const TargetDescription kPresets[] = {
      {8, 8},
      false,
      // Warps of 16 threads, 1024 threads per core, 10 cores (MC10).
-     {16, 1024, 10, 10000, 1200, 4700, 1200}},
+     {16, 1024, 10, 10000, 1200, 4700, 1200},
+     true},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
     {"pocl-cpu",
      8192,
@@ -123,7 +129,8 @@ inline const TargetDescription kPresets[] = {
      false,
      // One work-group per host thread at a time; 16-wide vectorized
      // work-items.
-     {16, 64, 2, 20000, 2000, 8000, 2000}},
+     {16, 64, 2, 20000, 2000, 8000, 2000},
+     false},
     // NVIDIA H200 (OpenCL 3.0 driver).
     {"nvidia-h200",
      32768,
@@ -138,7 +145,8 @@ inline const TargetDescription kPresets[] = {
      {16, 16},
      true,
      // Warps of 32, 2048 threads per SM, 132 SMs.
-     {32, 2048, 132, 4800, 250, 4000, 250}},
+     {32, 2048, 132, 4800, 250, 4000, 250},
+     false},
 };
 
 /// The preset called `name`, or null.
@@ -204,6 +212,7 @@ inline std::string printAttribute(const TargetDescription &t) {
          ", max_workgroup_size = " + std::to_string(t.maxWorkgroupSize) +
          ", preferred_workgroup = " + pair(t.preferredWorkgroup) +
          (t.localTiledGemm ? ", local_tiled_gemm = true" : "") +
+         (t.halfStorage ? ", half_storage = true" : "") +
          executionFields(t.execution) + ">";
 }
 

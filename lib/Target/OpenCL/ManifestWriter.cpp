@@ -118,16 +118,26 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     auto type = cast<RankedTensorType>(v.getType());
     auto enc = getLayoutEncoding(type);
     fl::Extents e = enc.getExtents(type.getShape());
+    // fbl-plan-memory's choice where the memory stores another type.
+    Type storage = type.getElementType();
+    TypeAttr storageAttr;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      storageAttr = func.getArgAttrOfType<TypeAttr>(
+          arg.getArgNumber(), FBLDialect::getStorageAttrName());
+    else if (Operation *def = v.getDefiningOp())
+      storageAttr = def->getAttrOfType<TypeAttr>(FBLDialect::getStorageAttrName());
+    if (storageAttr)
+      storage = storageAttr.getValue();
     manifest::Json &m = memory.emplace_back(manifest::Json::object());
     m[key::id] = static_cast<int64_t>(id);
     m[key::storage] =
         manifest::storageKindName(enc.getStorageKind(type.getRank()));
-    m[key::dtype] = dtypeName(type.getElementType());
+    m[key::dtype] = dtypeName(storage);
     m[key::width] = e.width;
     m[key::height] = e.height;
     m[key::layers] = e.layers;
     m[key::channels] = static_cast<int64_t>(e.channels);
-    m[key::bytes] = enc.getDeviceBytes(type.getShape(), type.getElementType());
+    m[key::bytes] = enc.getDeviceBytes(type.getShape(), storage);
   }
 
   manifest::Json &tensors = j[key::tensors] = manifest::Json::array();

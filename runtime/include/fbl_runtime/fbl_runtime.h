@@ -106,7 +106,9 @@ fbl_status fbl_session_init_input(fbl_session *session, size_t index,
                                   uint64_t seed);
 
 /// Reads input `index`'s current value into a dense row-major host array:
-/// what was set, or after training steps the latest update.
+/// what was set, or after training steps the latest update. An input whose
+/// memory stores f16 (a frozen weight on a half_storage target) reads back
+/// as its f16 rounding.
 fbl_status fbl_session_get_input(fbl_session *session, size_t index,
                                  void *data, size_t bytes);
 
@@ -117,7 +119,7 @@ fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 /// Runs step `step` (1-based) of a training-step bundle: sets its step-count
 /// inputs to `step`, runs the schedule once, then makes each output that
 /// updates an input (parameters, optimizer state) that input for the next
-/// step. Read the loss with fbl_session_get_output(0). A non-finite loss
+/// step, by a device copy where both are stored alike. Read the loss with fbl_session_get_output(0). A non-finite loss
 /// fails the call ("step N: loss is nan; training stopped") before the
 /// updates apply, so the inputs keep the last finite step's state.
 fbl_status fbl_session_train_step(fbl_session *session, int64_t step,

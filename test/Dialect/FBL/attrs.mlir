@@ -88,6 +88,19 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = true>
 
 // -----
 
+// half_storage likewise: the mobile presets set it, the others do not.
+// CHECK: #fbl.target<"adreno-a740", {{.*}}preferred_workgroup = [16, 8], half_storage = false>
+module attributes {fbl.target = #fbl.target<"adreno-a740", half_storage = false>} {
+}
+
+// -----
+
+// CHECK: #fbl.target<"nvidia-h200", {{.*}}preferred_workgroup = [16, 16], half_storage = true>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", half_storage = true>} {
+}
+
+// -----
+
 // Execution-model fields print where they differ from the preset's (or, for
 // a custom target, from the generic default), after every other field.
 // CHECK: #fbl.target<"mali-g710", {{.*}}preferred_workgroup = [8, 8], wave_size = 32, miss_ps = 9000>

@@ -138,6 +138,16 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", fp16 = maybe>} {}
 
 // -----
 
+// expected-error @+1 {{half_storage must be true or false}}
+module attributes {fbl.target = #fbl.target<"mali-g710", half_storage = yes>} {}
+
+// -----
+
+// expected-error @+1 {{half_storage needs fp16 = true (images that store half floats)}}
+module attributes {fbl.target = #fbl.target<"mali-g710", fp16 = false>} {}
+
+// -----
+
 // expected-error @+1 {{image limits must be positive}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", max_image_height = 0>} {}
 

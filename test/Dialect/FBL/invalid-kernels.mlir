@@ -159,3 +159,16 @@ func.func @negative_estimate(%x: tensor<4x8xf32, #cp>) -> tensor<4x8xf32, #cp> {
   } -> tensor<4x8xf32, #cp>
   return %r : tensor<4x8xf32, #cp>
 }
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+// expected-error @+1 {{'fbl.storage' is f16 on a tensor.empty of f32}}
+%0 = tensor.empty() {fbl.storage = f32} : tensor<4x8xf32, #cp>
+
+// -----
+
+// expected-error @+1 {{'fbl.storage' is f16 on an f32 tensor argument}}
+func.func @f(%x: tensor<4xi64> {fbl.storage = f16}) {
+  return
+}

@@ -444,7 +444,8 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   return TargetAttr::get(context, d.name, d.maxImageWidth, d.maxImageHeight,
                          d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
                          d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
-                         d.preferredWorkgroup, d.localTiledGemm, d.execution);
+                         d.preferredWorkgroup, d.localTiledGemm, d.execution,
+                         d.halfStorage);
 }
 
 ::fbl::target::TargetDescription TargetAttr::getDescription() const {
@@ -462,6 +463,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   std::copy_n(getPreferredWorkgroup().begin(), 2, d.preferredWorkgroup.begin());
   d.localTiledGemm = getLocalTiledGemm();
   d.execution = getExecution();
+  d.halfStorage = getHalfStorage();
   return d;
 }
 
@@ -503,10 +505,11 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t maxImageHeight, int64_t maxImageLayers,
                                  int64_t maxBufferBytes,
                                  ArrayRef<int64_t> cacheLineTexels,
-                                 int64_t cacheBytes, int64_t cacheWays, bool,
-                                 int64_t maxWorkgroupSize,
+                                 int64_t cacheBytes, int64_t cacheWays,
+                                 bool fp16, int64_t maxWorkgroupSize,
                                  ArrayRef<int64_t> preferredWorkgroup, bool,
-                                 ::fbl::target::ExecutionModel execution) {
+                                 ::fbl::target::ExecutionModel execution,
+                                 bool halfStorage) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -535,6 +538,9 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
     if (execution.*f.member < 1)
       return emitError() << f.key << " must be positive";
+  if (halfStorage && !fp16)
+    return emitError() << "half_storage needs fp16 = true (images that store "
+                          "half floats)";
   return success();
 }
 
@@ -546,7 +552,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     return {};
   // Start from the preset of that name, if any; fields override it.
   std::optional<int64_t> ints[7];
-  std::optional<bool> fp16, localTiledGemm;
+  std::optional<bool> fp16, localTiledGemm, halfStorage;
   std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
   SmallVector<int64_t> line, wg;
   bool hasLine = false, hasWg = false;
@@ -573,13 +579,16 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       if (parser.parseInteger(v))
         return {};
       ints[it - std::begin(intKeys)] = v;
-    } else if (key == "fp16" || key == "local_tiled_gemm") {
+    } else if (key == "fp16" || key == "local_tiled_gemm" ||
+               key == "half_storage") {
       StringRef b;
       if (parser.parseKeyword(&b) || (b != "true" && b != "false")) {
         parser.emitError(keyLoc, key) << " must be true or false";
         return {};
       }
-      (key == "fp16" ? fp16 : localTiledGemm) = b == "true";
+      (key == "fp16"               ? fp16
+       : key == "local_tiled_gemm" ? localTiledGemm
+                                   : halfStorage) = b == "true";
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
@@ -636,7 +645,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
       localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
-      model);
+      model, halfStorage ? *halfStorage : preset && preset.getHalfStorage());
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -664,6 +673,8 @@ void TargetAttr::print(AsmPrinter &printer) const {
   if (getLocalTiledGemm() != (preset && preset.getLocalTiledGemm()))
     printer << ", local_tiled_gemm = "
             << (getLocalTiledGemm() ? "true" : "false");
+  if (getHalfStorage() != (preset && preset.getHalfStorage()))
+    printer << ", half_storage = " << (getHalfStorage() ? "true" : "false");
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

@@ -124,6 +124,15 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                              << "' is a non-negative integer on tensor.empty";
     return success();
   }
+  if (attr.getName() == getStorageAttrName()) {
+    auto storage = dyn_cast<TypeAttr>(attr.getValue());
+    auto empty = dyn_cast<tensor::EmptyOp>(op);
+    if (!storage || !storage.getValue().isF16() || !empty ||
+        !empty.getType().getElementType().isF32())
+      return op->emitError() << "'" << getStorageAttrName()
+                             << "' is f16 on a tensor.empty of f32";
+    return success();
+  }
   if (attr.getName() == getMemoryPlanAttrName()) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict || !dict.getAs<IntegerAttr>("peak_bytes"))
@@ -227,6 +236,18 @@ LogicalResult FBLDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   }
   if (attr.getName() == getNameAttrName())
     return verifyArgumentName(op, argIndex, attr);
+  if (attr.getName() == getStorageAttrName()) {
+    auto storage = dyn_cast<TypeAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto type =
+        func ? dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex])
+             : RankedTensorType();
+    if (!storage || !storage.getValue().isF16() || !type ||
+        !type.getElementType().isF32())
+      return op->emitError() << "'" << getStorageAttrName()
+                             << "' is f16 on an f32 tensor argument";
+    return success();
+  }
   if (attr.getName() == getInitAttrName()) {
     auto init = dyn_cast<StringAttr>(attr.getValue());
     if (!init)

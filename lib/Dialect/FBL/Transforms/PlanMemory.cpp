@@ -4,12 +4,15 @@
 // op order): an output lives from the kernel that writes it to the last op
 // that reads it or a view of it; a memory object is free again after its
 // last reader, and the next output with the same image descriptor takes it.
+// On a target with half_storage, images that hold neither a parameter, nor
+// optimizer state, nor a result of the step store half floats.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
@@ -36,15 +39,61 @@ struct Descriptor {
   }
 };
 
-Descriptor describe(RankedTensorType type) {
+Descriptor describe(RankedTensorType type, Type storage) {
   auto enc = getLayoutEncoding(type);
   fl::Extents e = enc.getExtents(type.getShape());
   return {enc.getStorageKind(type.getRank()),
           e.width,
           e.height,
           e.layers,
-          type.getElementType(),
-          enc.getDeviceBytes(type.getShape(), type.getElementType())};
+          storage,
+          enc.getDeviceBytes(type.getShape(), storage)};
+}
+
+/// Whether the body of `dispatch` only moves and selects values (copies,
+/// relayouts, max/min, constants): no float arithmetic, so its outputs
+/// equal some input or constant exactly.
+bool onlySelects(DispatchOp dispatch) {
+  WalkResult walk = dispatch.getBody().walk([](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "math")
+      return WalkResult::interrupt();
+    if (!isa<arith::ArithDialect>(op->getDialect()) ||
+        isa<arith::ConstantOp, arith::SelectOp, arith::MaximumFOp,
+            arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+            arith::BitcastOp, arith::CmpFOp>(op))
+      return WalkResult::advance();
+    for (Type t : op->getResultTypes())
+      if (isa<FloatType>(getElementTypeOrSelf(t)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Whether every float constant in the body of `dispatch` is a half float.
+bool constantsAreHalf(DispatchOp dispatch) {
+  WalkResult walk = dispatch.getBody().walk([](arith::ConstantOp c) {
+    auto f = dyn_cast<FloatAttr>(c.getValue());
+    if (!f)
+      return WalkResult::advance();
+    bool losesInfo = false;
+    APFloat v = f.getValue();
+    v.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &losesInfo);
+    return losesInfo ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Whether `v` or a view of it is a result of the step.
+bool isReturned(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<func::ReturnOp>(user))
+      return true;
+    if (isa<TransposeViewOp, ReshapeViewOp>(user) &&
+        isReturned(user->getResult(0)))
+      return true;
+  }
+  return false;
 }
 
 struct PlanMemoryPass
@@ -59,6 +108,55 @@ struct PlanMemoryPass
 
   void plan(func::FuncOp func) {
     Block &block = func.getBody().front();
+    TargetAttr target = TargetAttr::lookup(func);
+    Builder b(func.getContext());
+    // Arguments the step updates (parameters, optimizer state) keep f32.
+    llvm::SmallDenseSet<int64_t> updated;
+    if (auto updates = func->getAttrOfType<DenseI64ArrayAttr>("fbl.updates"))
+      updated.insert(updates.asArrayRef().begin(), updates.asArrayRef().end());
+    // Values computed from constants and indices alone (positions, RoPE
+    // angles, masks): small tables whose magnitudes f16 may not resolve.
+    llvm::DenseSet<Value> fromConstants;
+    // The element type memory holding `v` stores, decided in op order.
+    llvm::DenseMap<Value, Type> storage;
+    auto storageOf = [&](Value v) -> Type {
+      auto type = cast<RankedTensorType>(v.getType());
+      Type element = type.getElementType();
+      if (!target || !target.getHalfStorage() || !element.isF32() ||
+          getLayoutEncoding(type).getStorageKind(type.getRank()) ==
+              fl::StorageKind::Buffer ||
+          isReturned(v))
+        return element;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (updated.count(arg.getArgNumber()) ||
+            func.getArgAttr(arg.getArgNumber(), FBLDialect::getParamAttrName()))
+          return element;
+        return b.getF16Type();
+      }
+      auto dispatch = v.getDefiningOp<DispatchOp>();
+      if (!dispatch)
+        return element;
+      // The value of an input kept exactly stays exact: a max or a copy of
+      // an f32 parameter is compared with it bit for bit (max gradients).
+      auto inputStorage = [&](Value in) {
+        while (Operation *def = in.getDefiningOp()) {
+          if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+            break;
+          in = def->getOperand(0);
+        }
+        return storage.lookup(in);
+      };
+      bool selects = onlySelects(dispatch);
+      if (selects && llvm::any_of(dispatch.getIns(), [&](Value in) {
+            Type t = inputStorage(in);
+            return t && t.isF32();
+          }))
+        return element;
+      if (fromConstants.contains(v) &&
+          !(dispatch.getIns().empty() && selects && constantsAreHalf(dispatch)))
+        return element;
+      return b.getF16Type();
+    };
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : block)
       position[&op] = position.size();
@@ -85,18 +183,33 @@ struct PlanMemoryPass
     for (BlockArgument arg : block.getArguments())
       if (auto t = dyn_cast<RankedTensorType>(arg.getType());
           t && getLayoutEncoding(t)) {
-        int64_t b = describe(t).bytes;
-        peak += b;
-        unplanned += b;
+        Type stored = storage[arg] = storageOf(arg);
+        if (stored != t.getElementType())
+          func.setArgAttr(arg.getArgNumber(), FBLDialect::getStorageAttrName(),
+                          TypeAttr::get(stored));
+        int64_t bytes = describe(t, stored).bytes;
+        peak += bytes;
+        unplanned += bytes;
       }
-    Builder b(func.getContext());
     for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
       unsigned at = position.lookup(dispatch);
+      if (llvm::all_of(dispatch.getIns(), [&](Value in) {
+            while (Operation *def = in.getDefiningOp()) {
+              if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+                break;
+              in = def->getOperand(0);
+            }
+            return fromConstants.contains(in);
+          }))
+        fromConstants.insert(dispatch.getResults().begin(),
+                             dispatch.getResults().end());
       for (auto [out, result] :
            llvm::zip(dispatch.getOuts(), dispatch.getResults())) {
         auto empty = out.getDefiningOp<tensor::EmptyOp>();
-        if (!empty)
+        if (!empty) {
+          storage[result] = cast<RankedTensorType>(out.getType()).getElementType();
           continue;
+        }
         // CSE may have merged the empty outputs of several kernels: each
         // kernel gets its own, which carries its slot.
         if (!empty->hasOneUse()) {
@@ -105,7 +218,12 @@ struct PlanMemoryPass
           dispatch->replaceUsesOfWith(empty.getResult(), own.getResult());
           empty = own;
         }
-        Descriptor desc = describe(cast<RankedTensorType>(out.getType()));
+        Type stored = storage[result] = storageOf(result);
+        if (stored != cast<RankedTensorType>(out.getType()).getElementType())
+          empty->setAttr(FBLDialect::getStorageAttrName(),
+                         TypeAttr::get(stored));
+        Descriptor desc =
+            describe(cast<RankedTensorType>(out.getType()), stored);
         unplanned += desc.bytes;
         unsigned until = std::max(at, lastUse(result));
         // A slot is free when its last reader ran before this kernel.

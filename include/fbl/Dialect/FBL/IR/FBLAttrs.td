@@ -219,6 +219,13 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     kernel. A preset's fields can be overridden one by one:
     `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
 
+    `half_storage` (optional, default false; the Adreno and Mali presets
+    set it) stores every image tensor that is not a parameter, optimizer
+    state or a result of the step as `CL_HALF_FLOAT`: kernels still compute
+    in f32 (`read_imagef` and `write_imagef` convert), the images take half
+    the memory and the texture cache holds twice the texels. It needs
+    `fp16 = true`. fbl-plan-memory decides which tensors it applies to.
+
     The execution model (optional integers: `wave_size`, `resident_items`,
     `compute_units`, `launch_ns`, `fetch_ps`, `miss_ps`, `write_ps`) tells
     the cost model and `fbl-cachesim` how work-groups share a compute unit's
@@ -240,7 +247,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     ArrayRefParameter<"int64_t", "preferred 2D work-group size">:
         $preferredWorkgroup,
     "bool":$localTiledGemm,
-    "::fbl::target::ExecutionModel":$execution);
+    "::fbl::target::ExecutionModel":$execution,
+    "bool":$halfStorage);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -69,6 +69,12 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSlotAttrName() {
       return ::llvm::StringLiteral("fbl.slot");
     }
+    /// Element type the memory of an argument (argument attribute) or of a
+    /// kernel output (on its tensor.empty) stores, where it differs from the
+    /// tensor's (f16 images on a half_storage target).
+    static constexpr ::llvm::StringLiteral getStorageAttrName() {
+      return ::llvm::StringLiteral("fbl.storage");
+    }
     static constexpr ::llvm::StringLiteral getMemoryPlanAttrName() {
       return ::llvm::StringLiteral("fbl.memory_plan");
     }

@@ -394,6 +394,12 @@ def FBLPlanMemoryPass : Pass<"fbl-plan-memory", "::mlir::ModuleOp"> {
     gets `fbl.memory_plan = {objects, peak_bytes, unplanned_bytes}`: the
     device memory of the step with and without reuse. Arguments keep their
     own memory (they hold the inputs across iterations).
+
+    On a target with `half_storage`, every f32 image that holds neither a
+    trained parameter, nor an argument the step updates (optimizer state),
+    nor a result of the step (through views) stores f16: its argument or
+    `tensor.empty` gets `fbl.storage = f16`, and the plan counts two bytes
+    per element. Kernels are unchanged: image reads and writes convert.
   }];
 }
 
