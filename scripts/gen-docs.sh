@@ -26,12 +26,13 @@ render=$build/bin/fbl-render-layout
   > "$out/images/rtile-padding-6x10.svg"
 cp "$build/docs/Dialects/FBLDialect.md" "$out/reference/FBLDialect.md"
 cp "$build/docs/FBLPasses.md" "$out/reference/FBLPasses.md"
+cp "$build/docs/Dialects/TMTensorDialect.md" "$out/reference/TMTensorDialect.md"
 
 if [ $check -eq 1 ]; then
   status=0
   for f in images/layouts-8x8.svg images/rtile-transpose-view.svg \
            images/rtile-padding-6x10.svg reference/FBLDialect.md \
-           reference/FBLPasses.md; do
+           reference/FBLPasses.md reference/TMTensorDialect.md; do
     if ! cmp -s "$out/$f" "$root/docs/$f"; then
       echo "docs/$f is stale: run scripts/gen-docs.sh"
       status=1

@@ -51,6 +51,13 @@ config.substitutions.append(
      "--fbl-translate {1}/fbl-translate --fbl-run {1}/fbl-run "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# tm_tensor.attention's decomposition against PyTorch autograd
+# (test/lib/attention_vs_torch.py).
+config.substitutions.append(
+    ("%attention_vs_torch",
+     "/usr/bin/python3 {0}/test/lib/attention_vs_torch.py --fbl-opt {1}/fbl-opt "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # The tolerance of steps that store intermediates as f16 images (targets
 # with half_storage; docs/Testing.md derives it).
 config.substitutions.append(("%f16_tol", "--rtol 4e-3 --atol 4e-3 --atol-of-max"))

@@ -64,6 +64,7 @@ void mlir::fbl::normalizeImporterForms(func::FuncOp func) {
   linalg::populateDecomposePadPatterns(patterns);
   math::populateExpansionPatterns(patterns, {"fpowi"});
   patterns.add<FoldTruncatedConstant, ExpandAffineApply>(ctx);
+  populateDecomposeAttentionPatterns(patterns);
   arith::populateCeilFloorDivExpandOpsPatterns(patterns);
   // The greedy driver folds arith.truncf/extf of constants on its own.
   GreedyRewriteConfig config;

@@ -106,6 +106,19 @@ class Rng:
         return (self.state >> 11) / float(1 << 53)
 
 
+def widen_hex_floats(text):
+    """f32 constants MLIR prints as bit patterns (0xFF800000 : f32 is -inf)
+    rewritten as the f64 bit patterns of the same values, so renaming f32 to
+    f64 keeps them."""
+    import struct
+
+    def widen(m):
+        value = struct.unpack(">f", bytes.fromhex(m.group(1)))[0]
+        bits = struct.unpack(">Q", struct.pack(">d", value))[0]
+        return f"0x{bits:016X} : f32"
+    return re.sub(r"0x([0-9A-Fa-f]{8}) : f32", widen, text)
+
+
 def model_inputs(src, fargs, seed):
     """Deterministic values for each argument of the forward function:
     (dims, elem, values), in the ranges the model's GRADCHECK-ARG lines give
@@ -219,7 +232,8 @@ def main():
 
     # The forward as fbl-opt printed it: its aliases are the output's.
     fwd = function_text(ad, name)
-    fwd64 = fwd.replace("f32", "f64").replace(f"@{name}(", f"@{name}_f64(", 1)
+    fwd64 = widen_hex_floats(fwd).replace("f32", "f64").replace(
+        f"@{name}(", f"@{name}_f64(", 1)
 
     body = []
     def const(i, elem):

@@ -14,6 +14,7 @@
 #include "Error.h"
 
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Dialect/TMTensor/IR/TMTensor.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 #include "fbl/Target/OpenCL/OpenCLEmitter.h"
 
@@ -40,6 +41,7 @@ static DialectRegistry &registry() {
     registerAllDialects(*reg);
     registerAllExtensions(*reg);
     reg->insert<mlir::fbl::FBLDialect>();
+    reg->insert<mlir::fbl::tm_tensor::TMTensorDialect>();
     return reg;
   }();
   return *r;

@@ -8,6 +8,7 @@
 
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
+#include "fbl/Dialect/TMTensor/IR/TMTensor.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -33,6 +34,8 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::fbl::FBLDialect>();
+  // torch-mlir's attention op, so fbl-opt reads its output.
+  registry.insert<mlir::fbl::tm_tensor::TMTensorDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "fbl optimizer driver\n", registry));
 }

@@ -17,7 +17,9 @@
 //     arith.ceildivsi, e.g. ids read at `n floordiv 2`) -> the plain arith
 //     ops they expand to (upstream's expansions);
 //   - constant-0 results of index maps on size-1 dims (keepdim reductions
-//     and their broadcasts) -> projected permutations between reshapes.
+//     and their broadcasts) -> projected permutations between reshapes;
+//   - tm_tensor.attention (torch-mlir's scaled dot-product attention) ->
+//     batch matmuls and a row softmax in linalg (DecomposeAttention.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,11 +27,15 @@
 #define FBL_AUTODIFF_IMPORTERFORMS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::fbl {
 
 /// Applies the rewrites above to `func`.
 void normalizeImporterForms(func::FuncOp func);
+
+/// The tm_tensor.attention decomposition alone (static f32 shapes).
+void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fbl
 
