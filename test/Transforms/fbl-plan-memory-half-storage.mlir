@@ -98,3 +98,43 @@ module attributes {fbl.target = #fbl.target<"adreno-a740">} {
     return %s : tensor<4x8xf32, #cp>
   }
 }
+
+// -----
+
+// The updated parameter (f32, a result) takes the slot of the dead f16
+// activation h by widening it: h then stores f32 too, and the step needs
+// 384 bytes instead of 448 for a new object.
+// CHECK-LABEL: func.func @widen
+// CHECK-SAME: fbl.memory_plan = {objects = 2 : i64, peak_bytes = 384 : i64
+// CHECK: tensor.empty() {fbl.slot = 0 : i64} :
+// CHECK: tensor.empty() {fbl.slot = 1 : i64, fbl.storage = f16} :
+// CHECK: tensor.empty() {fbl.slot = 0 : i64} :
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"mali-g710">} {
+  func.func @widen(%w: tensor<4x8xf32, #cp> {fbl.param}, %x: tensor<4x8xf32, #cp>)
+      -> tensor<4x8xf32, #cp> attributes {fbl.updates = array<i64: 0>} {
+    %e0 = tensor.empty() : tensor<4x8xf32, #cp>
+    %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<4x8xf32, #cp>) outs(%e0 : tensor<4x8xf32, #cp>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.exp %a : f32
+      linalg.yield %r : f32
+    } -> tensor<4x8xf32, #cp>
+    %e1 = tensor.empty() : tensor<4x8xf32, #cp>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%h : tensor<4x8xf32, #cp>) outs(%e1 : tensor<4x8xf32, #cp>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.addf %a, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<4x8xf32, #cp>
+    %e2 = tensor.empty() : tensor<4x8xf32, #cp>
+    %n = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%w, %g : tensor<4x8xf32, #cp>, tensor<4x8xf32, #cp>) outs(%e2 : tensor<4x8xf32, #cp>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<4x8xf32, #cp>
+    return %n : tensor<4x8xf32, #cp>
+  }
+}

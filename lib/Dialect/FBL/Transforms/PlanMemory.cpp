@@ -84,6 +84,18 @@ bool constantsAreHalf(DispatchOp dispatch) {
   return !walk.wasInterrupted();
 }
 
+/// Whether a kernel that only copies or selects reads `v` or a view of it.
+bool readBySelects(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (auto d = dyn_cast<DispatchOp>(user); d && onlySelects(d))
+      return true;
+    if (isa<TransposeViewOp, ReshapeViewOp>(user) &&
+        readBySelects(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
 /// Whether `v` or a view of it is a result of the step.
 bool isReturned(Value v) {
   for (Operation *user : v.getUsers()) {
@@ -177,6 +189,8 @@ struct PlanMemoryPass
     struct Slot {
       Descriptor desc;
       unsigned freeAfter;
+      /// The kernel outputs it holds, with their tensor.empty.
+      SmallVector<std::pair<Value, tensor::EmptyOp>> users;
     };
     SmallVector<Slot> slots;
     int64_t peak = 0, unplanned = 0;
@@ -218,26 +232,62 @@ struct PlanMemoryPass
           dispatch->replaceUsesOfWith(empty.getResult(), own.getResult());
           empty = own;
         }
-        Type stored = storage[result] = storageOf(result);
-        if (stored != cast<RankedTensorType>(out.getType()).getElementType())
-          empty->setAttr(FBLDialect::getStorageAttrName(),
-                         TypeAttr::get(stored));
-        Descriptor desc =
-            describe(cast<RankedTensorType>(out.getType()), stored);
+        auto type = cast<RankedTensorType>(out.getType());
+        Type stored = storageOf(result);
+        Descriptor desc = describe(type, stored);
         unplanned += desc.bytes;
         unsigned until = std::max(at, lastUse(result));
-        // A slot is free when its last reader ran before this kernel.
+        // A slot is free when its last reader ran before this kernel. An
+        // output that may store f16 also takes a free f32 slot of its
+        // extents rather than a new object (f32 holds it exactly).
         std::optional<unsigned> chosen;
         for (auto [i, slot] : llvm::enumerate(slots))
           if (slot.freeAfter < at && slot.desc == desc) {
             chosen = i;
             break;
           }
+        if (!chosen && stored != type.getElementType()) {
+          Descriptor wide = describe(type, type.getElementType());
+          for (auto [i, slot] : llvm::enumerate(slots))
+            if (slot.freeAfter < at && slot.desc == wide) {
+              chosen = i;
+              stored = type.getElementType();
+              break;
+            }
+        }
+        // An f32 output (an updated parameter, say) takes a free f16 slot
+        // of its extents by widening it, so the step's results recycle the
+        // memory of dead activations, unless a kernel that copies or
+        // selects read a former user: its f16 copy would then differ from
+        // the widened original.
+        if (!chosen && stored.isF32()) {
+          Descriptor narrow = describe(type, b.getF16Type());
+          for (auto [i, slot] : llvm::enumerate(slots)) {
+            if (slot.freeAfter >= at || !(slot.desc == narrow) ||
+                llvm::any_of(slot.users, [&](auto &user) {
+                  return readBySelects(user.first);
+                }))
+              continue;
+            chosen = i;
+            peak += desc.bytes - slot.desc.bytes;
+            slot.desc = desc;
+            for (auto &[value, userEmpty] : slot.users) {
+              storage[value] = stored;
+              userEmpty->removeAttr(FBLDialect::getStorageAttrName());
+            }
+            break;
+          }
+        }
         if (!chosen) {
-          slots.push_back({desc, until});
+          slots.push_back({desc, until, {}});
           chosen = slots.size() - 1;
           peak += desc.bytes;
         }
+        slots[*chosen].users.push_back({result, empty});
+        storage[result] = stored;
+        if (stored != type.getElementType())
+          empty->setAttr(FBLDialect::getStorageAttrName(),
+                         TypeAttr::get(stored));
         slots[*chosen].freeAfter = until;
         empty->setAttr(FBLDialect::getSlotAttrName(),
                        b.getI64IntegerAttr(*chosen));
