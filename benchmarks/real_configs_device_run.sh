@@ -3,17 +3,18 @@
 # config (benchmarks/stage_real_configs.sh), LoRA and full fine-tuning, with
 # fbl-run (random weights and tokens, median of the steps), then the PyTorch
 # eager reference of the same model and trainable set, side by side.
-# Writes $OUT/real-configs.log.
+# Writes $OUT/real-configs.log (FBL_STAGE: another staging folder, its log
+# named after it; FBL_NO_TORCH=1 leaves the PyTorch runs out).
 #   real_configs_device_run.sh [ITERATIONS] [STAGED...]   (default: all, LoRA first)
 set -uo pipefail
-stage=.device/stage/real
+stage=${FBL_STAGE:-.device/stage/real}
 iterations=${1:-10}
 shift $(( $# > 0 ? 1 : 0 ))
 dirs=()
 for name in "$@"; do dirs+=("$stage/$name"); done
 [ ${#dirs[@]} -gt 0 ] || dirs=("$stage"/*-lora "$stage"/*-full)
 export LD_LIBRARY_PATH=$stage/lib:${LD_LIBRARY_PATH:-}
-log=${OUT:-/tmp}/real-configs.log
+log=${OUT:-/tmp}/$(basename "$stage" | sed 's/^real/real-configs/').log
 read -r seq batch < "$stage/shape.txt"
 {
   echo "== real configs, seq $seq, batch $batch, AdamW, fblayout"
@@ -28,7 +29,8 @@ read -r seq batch < "$stage/shape.txt"
       --iterations "$iterations" --profile > /tmp/fbl-report.txt 2>&1
     echo "fbl (exit $?, $(( $(date +%s) - start )) s incl. program build and weights):"
     grep -E "loss|median step time|device memory|error" /tmp/fbl-report.txt | head -6
-    cp /tmp/fbl-report.txt "${OUT:-/tmp}/fbl-$(basename "$dir").txt"
+    cp /tmp/fbl-report.txt "${OUT:-/tmp}/fbl-$(basename "$stage")-$(basename "$dir").txt"
+    [ "${FBL_NO_TORCH:-0}" = 1 ] && continue
     lora=""
     case "$dir" in *-lora) lora="--lora 8,16" ;; esac
     timeout 300 python3 benchmarks/llm_step_torch.py --config "$dir/config.json" \

@@ -4,7 +4,9 @@
 # .device): for each model a LoRA step (rank 8 on q_proj and v_proj) and a
 # full fine-tuning step, AdamW, policy fblayout, compiled for TARGET; the
 # config and the weight list for the PyTorch reference. Bundles travel as
-# .tar.xz (a 22-layer step's kernels.cl compresses 20-fold).
+# .tar.xz (a 22-layer step's kernels.cl compresses 20-fold). TARGET is a
+# preset or a #fbl.target<...> attribute; FBL_STAGE names another staging
+# folder (to stage two targets side by side).
 #   benchmarks/stage_real_configs.sh [SEQ] [BATCH] [TARGET] [MODELS...]
 # Then, in the device call:
 #   '. .device/env.sh; bash benchmarks/real_configs_device_run.sh'.
@@ -16,7 +18,7 @@ shift 3 2>/dev/null || shift $#
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(tinyllama-1.1b llama-3.2-1b qwen2.5-0.5b gemma-2b)
 build=${FBL_BUILD_DIR:-build}
-stage=.device/stage/real
+stage=${FBL_STAGE:-.device/stage/real}
 lora="rank=8 alpha=16 targets=q_proj,v_proj"
 rm -rf "$stage"; mkdir -p "$stage/bin" "$stage/lib"
 cp "$build/bin/fbl-run" "$stage/bin/"
@@ -41,7 +43,7 @@ json.dump([[n, d, p] for n, d, _, p in model_check.model_arguments(text)[2:]],
 PY
     start=$(date +%s.%N)
     if ! "$build/bin/fbl-opt" "$tmp/$mode.mlir" \
-        --fbl-training-pipeline="policy=fblayout target=$target optimizer=adamw" \
+        --pass-pipeline="builtin.module(fbl-training-pipeline{policy=fblayout target={$target} optimizer=adamw})" \
         -o "$tmp/step.mlir" 2> "$dir/compile-error.txt"; then
       echo "$name $mode: refused: $(grep -m1 error: "$dir/compile-error.txt")"
       continue
