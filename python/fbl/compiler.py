@@ -45,6 +45,14 @@ def _run(cmd, **kw) -> None:
                            proc.stderr)
 
 
+def is_target(target) -> bool:
+    """Whether `target` is a preset name or a #fbl.target<...> attribute
+    that can go into a pass option (no braces)."""
+    return isinstance(target, str) and bool(
+        re.fullmatch(r"[A-Za-z0-9_.-]+", target) or
+        re.fullmatch(r"#fbl\.target<[^{}]*>", target))
+
+
 def local_target(device: Optional[str] = None) -> str:
     """The target preset for an OpenCL device (default: the one a Session
     picks): its vendor's preset, else the PoCL CPU preset."""
@@ -59,8 +67,9 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
     directory (`out_dir`, else a fresh temporary one that is removed when
     the interpreter exits: pass out_dir to keep the bundle).
 
-    target: a preset name (adreno-a740, mali-g710, pocl-cpu, nvidia-h200);
-    default: the module's fbl.target, else the local device's preset.
+    target: a preset name (adreno-a740, mali-g710, pocl-cpu, nvidia-h200)
+    or a #fbl.target<...> attribute (e.g. '#fbl.target<"mali-g710",
+    half_storage = false>'); default: the module's fbl.target, else the local device's preset.
     optimizer: "none" gives @f_grad's bundle (loss and gradients); "sgd" or
     "adamw" a training step whose outputs replace its inputs.
     """
@@ -79,16 +88,18 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
         if "func.func" not in path:
             raise Error(f"{path}: no such model file")
         text = path
-    if target is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", target):
+    if target is not None and not is_target(target):
         raise Error(f"invalid target {target!r}: a preset name such as "
-                    "pocl-cpu, or set fbl.target in the model")
+                    "pocl-cpu, a #fbl.target<...> attribute, or set "
+                    "fbl.target in the model")
     # fbl-autodiff checks the value; a string here would reach it quoted.
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
         raise Error(f"lr must be a number, got {lr!r}")
     options = [f"policy={policy}", f"optimizer={optimizer}",
                f"lr={float(lr)!r}"]
     # The module's own fbl.target wins over the local device's preset.
-    options.append(f"target={target}" if target is not None else
+    # Braces keep an attribute's spaces and commas in one option value.
+    options.append(f"target={{{target}}}" if target is not None else
                    f"fallback-target={local_target()}")
     if report:
         # Quoted, so that a space cannot start another pipeline option.

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from typing import Callable, Optional, Sequence, Union
 
-from .compiler import POLICIES, _tool
+from .compiler import POLICIES, _tool, is_target
 from .runtime import _INT64_MAX, Error, _c_path, _c_text, _integer
 
 PathLike = Union[str, os.PathLike]
@@ -126,7 +126,10 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
     if device is not None:
         cmd += ["--device", _c_text(str(device), "device").decode()]
     if target is not None:
-        cmd += ["--target", _name(target, "target")]
+        if not is_target(target):
+            raise Error("target must be a preset name or a #fbl.target<...> "
+                        f"attribute, got {target!r}")
+        cmd += ["--target", target]
     if resume:
         cmd.append("--resume")
     if merge:

@@ -30,9 +30,18 @@ expect_error("policy", lambda: fbl.compile(model, policy="fastest"))
 expect_error("file", lambda: fbl.compile("/no/such.mlir"))
 # CHECK: syntax: {{.*}}model.mlir:1:14: error: expected non-function type
 expect_error("syntax", lambda: fbl.compile("func.func @f( {"))
-# A target is a preset name: it cannot smuggle other pipeline options.
-# CHECK: target: invalid target 'pocl-cpu report=/tmp/x': a preset name such as pocl-cpu, or set fbl.target in the model
+# A target is a preset name or an attribute: it cannot smuggle other
+# pipeline options.
+# CHECK: target: invalid target 'pocl-cpu report=/tmp/x': a preset name such as pocl-cpu, a #fbl.target<...> attribute, or set fbl.target in the model
 expect_error("target", lambda: fbl.compile(model, target="pocl-cpu report=/tmp/x"))
+# CHECK: brace: invalid target '#fbl.target<"pocl-cpu">} canonicalize{': a preset name
+expect_error("brace", lambda: fbl.compile(model, target='#fbl.target<"pocl-cpu">} canonicalize{'))
+# An attribute is the compiler's to judge, in one line.
+# CHECK: attribute: {{.*}}target 'nope' is not a preset
+expect_error("attribute", lambda: fbl.compile(model, target='#fbl.target<"nope">'))
+# CHECK: attribute ok: manifest.json
+print("attribute ok:", sorted(os.listdir(fbl.compile(
+    model, target='#fbl.target<"pocl-cpu", half_storage = true>')))[1])
 # CHECK: preset: {{.*}}unknown target 'snapdragon'; presets: adreno-a740, mali-g710, pocl-cpu, nvidia-h200
 expect_error("preset", lambda: fbl.compile(model, target="snapdragon"))
 # CHECK: local: {{adreno-a740|mali-g710|pocl-cpu|nvidia-h200}}
