@@ -145,7 +145,7 @@ expect_error("lora type", lambda: fbl.finetune("tiny-llama", data, out, lora=8))
 # CHECK: lora rank: lora rank must be an integer, got '8'
 expect_error("lora rank", lambda: fbl.finetune("tiny-llama", data, out,
                                                lora={"rank": "8"}))
-# CHECK: target smuggle: target must be a name (letters, digits, '_', '.', '-'), got 'pocl-cpu lr=1'
+# CHECK: target smuggle: target must be a preset name or a #fbl.target<...> attribute, got 'pocl-cpu lr=1'
 expect_error("target smuggle", lambda: fbl.finetune(
     "tiny-llama", data, out, target="pocl-cpu lr=1"))
 # CHECK: ft steps: steps must be an integer, got 1.5
