@@ -84,28 +84,39 @@ bool constantsAreHalf(DispatchOp dispatch) {
   return !walk.wasInterrupted();
 }
 
-/// Whether a kernel that only copies or selects reads `v` or a view of it.
-bool readBySelects(Value v) {
+/// Whether some op that reads `v` or a view of it satisfies `pred`.
+bool anyReader(Value v, function_ref<bool(Operation *)> pred) {
   for (Operation *user : v.getUsers()) {
-    if (auto d = dyn_cast<DispatchOp>(user); d && onlySelects(d))
+    if (pred(user))
       return true;
     if (isa<TransposeViewOp, ReshapeViewOp>(user) &&
-        readBySelects(user->getResult(0)))
+        anyReader(user->getResult(0), pred))
       return true;
   }
   return false;
 }
 
+/// Whether a kernel that only copies or selects reads `v` or a view of it.
+bool readBySelects(Value v) {
+  return anyReader(v, [](Operation *user) {
+    auto d = dyn_cast<DispatchOp>(user);
+    return d && onlySelects(d);
+  });
+}
+
 /// Whether `v` or a view of it is a result of the step.
 bool isReturned(Value v) {
-  for (Operation *user : v.getUsers()) {
-    if (isa<func::ReturnOp>(user))
-      return true;
-    if (isa<TransposeViewOp, ReshapeViewOp>(user) &&
-        isReturned(user->getResult(0)))
-      return true;
+  return anyReader(v, [](Operation *user) { return isa<func::ReturnOp>(user); });
+}
+
+/// The value whose memory `v` addresses (through views).
+Value memoryOwner(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+      break;
+    v = def->getOperand(0);
   }
-  return false;
+  return v;
 }
 
 struct PlanMemoryPass
@@ -150,17 +161,9 @@ struct PlanMemoryPass
         return element;
       // The value of an input kept exactly stays exact: a max or a copy of
       // an f32 parameter is compared with it bit for bit (max gradients).
-      auto inputStorage = [&](Value in) {
-        while (Operation *def = in.getDefiningOp()) {
-          if (!isa<TransposeViewOp, ReshapeViewOp>(def))
-            break;
-          in = def->getOperand(0);
-        }
-        return storage.lookup(in);
-      };
       bool selects = onlySelects(dispatch);
       if (selects && llvm::any_of(dispatch.getIns(), [&](Value in) {
-            Type t = inputStorage(in);
+            Type t = storage.lookup(memoryOwner(in));
             return t && t.isF32();
           }))
         return element;
@@ -208,12 +211,7 @@ struct PlanMemoryPass
     for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
       unsigned at = position.lookup(dispatch);
       if (llvm::all_of(dispatch.getIns(), [&](Value in) {
-            while (Operation *def = in.getDefiningOp()) {
-              if (!isa<TransposeViewOp, ReshapeViewOp>(def))
-                break;
-              in = def->getOperand(0);
-            }
-            return fromConstants.contains(in);
+            return fromConstants.contains(memoryOwner(in));
           }))
         fromConstants.insert(dispatch.getResults().begin(),
                              dispatch.getResults().end());
