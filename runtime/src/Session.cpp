@@ -205,20 +205,18 @@ void fbl_session::upload(size_t input, const void *data, size_t bytes) {
       throw Error(inputLabel(input) + ": images take f32 host data");
     std::vector<float> texels = packTexels(t, static_cast<const float *>(data));
     size_t origin[3] = {0, 0, 0};
+    // A CL_HALF_FLOAT image takes half texels from the host.
+    std::vector<uint16_t> half;
     if (isHalf(m)) {
-      std::vector<uint16_t> half(texels.size());
+      half.resize(texels.size());
       std::transform(texels.begin(), texels.end(), half.begin(),
                      safetensors::floatToHalf);
-      check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin,
-                                m.region().data(), 0, 0, half.data(), 0,
-                                nullptr, nullptr),
-            "clEnqueueWriteImage");
-    } else {
-      check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin,
-                                m.region().data(), 0, 0, texels.data(), 0,
-                                nullptr, nullptr),
-            "clEnqueueWriteImage");
     }
+    const void *host = isHalf(m) ? static_cast<const void *>(half.data())
+                                 : static_cast<const void *>(texels.data());
+    check(clEnqueueWriteImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
+                              0, 0, host, 0, nullptr, nullptr),
+          "clEnqueueWriteImage");
   }
   inputSet[input] = true;
 }
@@ -290,18 +288,14 @@ void fbl_session::readTensor(const Tensor &t, void *data, size_t bytes) {
   }
   std::vector<float> texels(m.width * m.height * m.layers * 4);
   size_t origin[3] = {0, 0, 0};
-  if (isHalf(m)) {
-    std::vector<uint16_t> half(texels.size());
-    check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
-                             0, 0, half.data(), 0, nullptr, nullptr),
-          "clEnqueueReadImage");
-    std::transform(half.begin(), half.end(), texels.begin(),
-                   safetensors::halfToFloat);
-  } else {
-    check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(),
-                             0, 0, texels.data(), 0, nullptr, nullptr),
-          "clEnqueueReadImage");
-  }
+  std::vector<uint16_t> half(isHalf(m) ? texels.size() : 0);
+  void *host = isHalf(m) ? static_cast<void *>(half.data())
+                         : static_cast<void *>(texels.data());
+  check(clEnqueueReadImage(queue, m.mem, CL_TRUE, origin, m.region().data(), 0,
+                           0, host, 0, nullptr, nullptr),
+        "clEnqueueReadImage");
+  std::transform(half.begin(), half.end(), texels.begin(),
+                 safetensors::halfToFloat);
   unpackTexels(t, texels, static_cast<float *>(data));
 }
 
