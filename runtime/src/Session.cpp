@@ -42,6 +42,11 @@ fbl_session::~fbl_session() {
 void fbl_session::open(const fs::path &dir, const char *selector) {
   static_cast<Bundle &>(*this) = Bundle::load(dir);
   inputSet.assign(inputTensors.size(), false);
+  updateOnDevice.assign(outputTensors.size(), false);
+  for (size_t j = 0; j < outputTensors.size(); ++j)
+    updateOnDevice[j] = outputUpdates[j] >= 0 &&
+                        storedAlike(outputTensors[j],
+                                    inputTensors[outputUpdates[j]]);
   device = selectDevice(selector);
   if (!deviceValue<cl_bool>(device.device, CL_DEVICE_IMAGE_SUPPORT))
     throw Error("device '" + device.name + "' has no image support");
@@ -383,8 +388,7 @@ void fbl_session::trainStep(int64_t step, bool profile) {
   // optimizer state stay resident); any other goes through the host.
   std::vector<std::pair<int64_t, std::vector<uint8_t>>> updates;
   for (size_t j = 0; j < outputTensors.size(); ++j) {
-    if (outputUpdates[j] < 0 || storedAlike(outputTensors[j],
-                                            inputTensors[outputUpdates[j]]))
+    if (outputUpdates[j] < 0 || updateOnDevice[j])
       continue;
     const Tensor &t = tensors[outputTensors[j]];
     std::vector<uint8_t> host(t.hostBytes());
@@ -392,8 +396,7 @@ void fbl_session::trainStep(int64_t step, bool profile) {
     updates.emplace_back(outputUpdates[j], std::move(host));
   }
   for (size_t j = 0; j < outputTensors.size(); ++j) {
-    if (outputUpdates[j] < 0 || !storedAlike(outputTensors[j],
-                                             inputTensors[outputUpdates[j]]))
+    if (!updateOnDevice[j])
       continue;
     const Memory &from = memories[tensors[outputTensors[j]].memory];
     const Memory &to = memories[tensors[inputTensors[outputUpdates[j]]].memory];

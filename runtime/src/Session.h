@@ -22,6 +22,8 @@ struct fbl_session : fbl::runtime::Bundle {
   cl_command_queue queue = nullptr;
   cl_program program = nullptr;
   std::vector<bool> inputSet;
+  /// Per output: whether train steps copy it into its input on the device.
+  std::vector<bool> updateOnDevice;
   double medianMs = 0.0;
   bool warmedUp = false;
 
