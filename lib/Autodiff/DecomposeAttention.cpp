@@ -121,26 +121,27 @@ struct DecomposeAttention : RewritePattern {
     scoreMaps.push_back(all);
     double sqrtD = std::sqrt(double(d));
     double inf = std::numeric_limits<double>::infinity();
-    Value scores = generic(
-        scoreIns, scoreMaps, tensor::EmptyOp::create(rewriter, loc,
-                                                     {batch, nq, nk}, f32),
-        false, [&](OpBuilder &b, ValueRange a) -> Value {
-          Value s = arith::DivFOp::create(b, loc, a[0], constant(b, sqrtD));
-          if (!mask)
-            return s;
-          Value m = a[1];
-          if (m.getType().isInteger(1))
-            m = arith::SelectOp::create(b, loc, m, constant(b, 0.0),
-                                        constant(b, -inf));
-          return arith::AddFOp::create(b, loc, s, m);
-        });
+    Value scores =
+        generic(scoreIns, scoreMaps,
+                tensor::EmptyOp::create(rewriter, loc, {batch, nq, nk}, f32),
+                false, [&](OpBuilder &b, ValueRange a) -> Value {
+                  Value s =
+                      arith::DivFOp::create(b, loc, a[0], constant(b, sqrtD));
+                  if (!mask)
+                    return s;
+                  Value m = a[1];
+                  if (m.getType().isInteger(1))
+                    m = arith::SelectOp::create(b, loc, m, constant(b, 0.0),
+                                                constant(b, -inf));
+                  return arith::AddFOp::create(b, loc, s, m);
+                });
 
     // softmax over the last dim; a row with no finite score gives zeros.
-    Value rowMax = generic(scores, {all, rows}, filled({batch, nq}, -inf), true,
-                           [&](OpBuilder &b, ValueRange a) -> Value {
-                             return arith::MaximumFOp::create(b, loc, a[0],
-                                                              a[1]);
-                           });
+    Value rowMax =
+        generic(scores, {all, rows}, filled({batch, nq}, -inf), true,
+                [&](OpBuilder &b, ValueRange a) -> Value {
+                  return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                });
     Value exps = generic(
         ValueRange{scores, rowMax}, {all, rows, all},
         tensor::EmptyOp::create(rewriter, loc, {batch, nq, nk}, f32), false,
@@ -170,10 +171,10 @@ struct DecomposeAttention : RewritePattern {
         });
 
     // out = P·V, back to the batch dims.
-    Value out = linalg::BatchMatmulOp::create(
-                    rewriter, loc, ValueRange{probs, v3},
-                    ValueRange{filled({batch, nq, dv}, 0.0)})
-                    .getResult(0);
+    Value out =
+        linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{probs, v3},
+                                      ValueRange{filled({batch, nq, dv}, 0.0)})
+            .getResult(0);
     if (rank == 2)
       out = tensor::CollapseShapeOp::create(
           rewriter, loc, ot, out, ArrayRef<ReassociationIndices>{{0, 1}, {2}});

@@ -44,9 +44,9 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
   inputSet.assign(inputTensors.size(), false);
   updateOnDevice.assign(outputTensors.size(), false);
   for (size_t j = 0; j < outputTensors.size(); ++j)
-    updateOnDevice[j] = outputUpdates[j] >= 0 &&
-                        storedAlike(outputTensors[j],
-                                    inputTensors[outputUpdates[j]]);
+    updateOnDevice[j] =
+        outputUpdates[j] >= 0 &&
+        storedAlike(outputTensors[j], inputTensors[outputUpdates[j]]);
   device = selectDevice(selector);
   if (!deviceValue<cl_bool>(device.device, CL_DEVICE_IMAGE_SUPPORT))
     throw Error("device '" + device.name + "' has no image support");
@@ -428,11 +428,11 @@ bool fbl_session::storedAlike(int64_t a, int64_t b) const {
   for (int64_t in : inputTensors)
     if (tensors[in].memory == ta.memory)
       return false;
-  return ta.shape == tb.shape &&
-         ta.dtype == tb.dtype && ta.layout.str() == tb.layout.str() &&
-         ma.storage == mb.storage && ma.dtype == mb.dtype &&
-         ma.width == mb.width && ma.height == mb.height &&
-         ma.layers == mb.layers && ma.bytes == mb.bytes;
+  return ta.shape == tb.shape && ta.dtype == tb.dtype &&
+         ta.layout.str() == tb.layout.str() && ma.storage == mb.storage &&
+         ma.dtype == mb.dtype && ma.width == mb.width &&
+         ma.height == mb.height && ma.layers == mb.layers &&
+         ma.bytes == mb.bytes;
 }
 
 //===----------------------------------------------------------------------===//

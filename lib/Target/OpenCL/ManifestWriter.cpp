@@ -125,7 +125,8 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
       storageAttr = func.getArgAttrOfType<TypeAttr>(
           arg.getArgNumber(), FBLDialect::getStorageAttrName());
     else if (Operation *def = v.getDefiningOp())
-      storageAttr = def->getAttrOfType<TypeAttr>(FBLDialect::getStorageAttrName());
+      storageAttr =
+          def->getAttrOfType<TypeAttr>(FBLDialect::getStorageAttrName());
     if (storageAttr)
       storage = storageAttr.getValue();
     manifest::Json &m = memory.emplace_back(manifest::Json::object());

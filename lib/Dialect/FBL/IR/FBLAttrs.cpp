@@ -500,16 +500,14 @@ fl::DeviceLimits TargetAttr::getLimits() const {
   return l;
 }
 
-LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 StringRef name, int64_t maxImageWidth,
-                                 int64_t maxImageHeight, int64_t maxImageLayers,
-                                 int64_t maxBufferBytes,
-                                 ArrayRef<int64_t> cacheLineTexels,
-                                 int64_t cacheBytes, int64_t cacheWays,
-                                 bool fp16, int64_t maxWorkgroupSize,
-                                 ArrayRef<int64_t> preferredWorkgroup, bool,
-                                 ::fbl::target::ExecutionModel execution,
-                                 bool halfStorage) {
+LogicalResult
+TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                   int64_t maxImageWidth, int64_t maxImageHeight,
+                   int64_t maxImageLayers, int64_t maxBufferBytes,
+                   ArrayRef<int64_t> cacheLineTexels, int64_t cacheBytes,
+                   int64_t cacheWays, bool fp16, int64_t maxWorkgroupSize,
+                   ArrayRef<int64_t> preferredWorkgroup, bool,
+                   ::fbl::target::ExecutionModel execution, bool halfStorage) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)

@@ -106,7 +106,8 @@ bool readBySelects(Value v) {
 
 /// Whether `v` or a view of it is a result of the step.
 bool isReturned(Value v) {
-  return anyReader(v, [](Operation *user) { return isa<func::ReturnOp>(user); });
+  return anyReader(v,
+                   [](Operation *user) { return isa<func::ReturnOp>(user); });
 }
 
 /// The value whose memory `v` addresses (through views).
@@ -219,7 +220,8 @@ struct PlanMemoryPass
            llvm::zip(dispatch.getOuts(), dispatch.getResults())) {
         auto empty = out.getDefiningOp<tensor::EmptyOp>();
         if (!empty) {
-          storage[result] = cast<RankedTensorType>(out.getType()).getElementType();
+          storage[result] =
+              cast<RankedTensorType>(out.getType()).getElementType();
           continue;
         }
         // CSE may have merged the empty outputs of several kernels: each
