@@ -64,11 +64,12 @@ def step_counts(module_text):
     kernels = re.findall(r"fbl\.dispatch @\w+.*", steps[0])
     fetches = misses = 0
     for k in kernels:
-        est = re.search(r"fetches = (\d+) : i64, misses = (\d+)", k)
-        if not est:
+        f = re.search(r"fbl\.estimate = \{[^}]*\bfetches = (\d+)", k)
+        m = re.search(r"fbl\.estimate = \{[^}]*\bmisses = (\d+)", k)
+        if not f or not m:
             sys.exit("kernel_reads: a dispatch without fbl.estimate")
-        fetches += int(est.group(1))
-        misses += int(est.group(2))
+        fetches += int(f.group(1))
+        misses += int(m.group(1))
     return len(kernels), fetches, misses
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Layout policies side by side on simulated mobile texture caches.
 
-Compiles each model's AdamW training step for the Adreno- and Mali-class
+Compiles each model's training step (the models of policy_comparison.py's
+cpu set, which PoCL also measures) for the Adreno- and Mali-class
 presets under fblayout, reuse-forward and explicit-transpose, replays every
 emitted kernel in fbl-cachesim, and prints per model and target the step's
 kernels, texel fetches, cache misses and estimated time, with each
@@ -20,31 +21,25 @@ POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
 TARGETS = ["adreno-a740", "mali-g710"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import policy_comparison  # noqa: E402
 
 
 def models(fbl_bin, tmp):
-    out = [("attention (example)", os.path.join(ROOT, "examples/attention.mlir")),
-           ("MLP (example)", os.path.join(ROOT, "examples/mlp.mlir"))]
-    path = os.path.join(tmp, "attn.mlir")
-    with open(path, "w") as f:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_attention.py"),
-                        "128", "512", "8"], stdout=f, check=True)
-    out.append(("attention S128/H512/8", path))
-    for preset, seq, batch in [("tiny-llama", 64, 4), ("tiny-qwen2", 64, 4),
-                               ("tiny-gemma", 64, 4)]:
-        path = os.path.join(tmp, preset + ".mlir")
-        subprocess.run([os.path.join(fbl_bin, "fbl-model"), "--model", preset,
-                        "--seq", str(seq), "--batch", str(batch), "-o", path],
-                       check=True)
-        out.append((f"{preset} (seq {seq}, batch {batch})", path))
+    """The models PoCL measures too (policy_comparison.py's cpu set)."""
+    out = []
+    for name, source, optimizer in policy_comparison.model_set("cpu"):
+        path = os.path.join(tmp, policy_comparison.slug(name) + ".mlir")
+        out.append((name, policy_comparison.write_source(source, path, fbl_bin),
+                    optimizer))
     return out
 
 
-def simulate(fbl_bin, model, policy, target, tmp):
+def simulate(fbl_bin, model, optimizer, policy, target, tmp):
     step = os.path.join(tmp, "step.mlir")
     subprocess.run([os.path.join(fbl_bin, "fbl-opt"), model, "-o", step,
                     f"--fbl-training-pipeline=policy={policy} target={target} "
-                    "optimizer=adamw"], check=True)
+                    f"optimizer={optimizer}"], check=True)
     sim = json.loads(subprocess.run(
         [os.path.join(fbl_bin, "fbl-cachesim"), step, "--json"],
         capture_output=True, text=True, check=True).stdout)
@@ -63,11 +58,12 @@ def main():
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, model in models(args.fbl_bin, tmp):
+        for name, model, optimizer in models(args.fbl_bin, tmp):
             for target in TARGETS:
                 r = {"model": name, "target": target}
                 for policy in POLICIES:
-                    r[policy] = simulate(args.fbl_bin, model, policy, target, tmp)
+                    r[policy] = simulate(args.fbl_bin, model, optimizer, policy,
+                                         target, tmp)
                 rows.append(r)
                 print(name, target, file=sys.stderr)
     print("| model | target | policy | kernels | fetches | misses | time | misses vs fblayout | time vs fblayout |")

@@ -527,6 +527,18 @@ void KernelCompiler::copyLanes(Value to, Value from) {
 }
 
 LogicalResult KernelCompiler::emitBlock(Block &block) {
+  // The block's float multiplies, counted where they run.
+  int64_t multiplies = 0;
+  for (Operation &op : block.without_terminator())
+    if (isa<arith::MulFOp, math::FmaOp>(op)) {
+      auto vec = dyn_cast<VectorType>(op.getResult(0).getType());
+      multiplies += vec ? vec.getNumElements() : 1;
+    }
+  if (multiplies > 0) {
+    cs::Instruction in{Opcode::Multiplies};
+    in.imm = multiplies;
+    emit(in);
+  }
   for (Operation &op : block.without_terminator())
     if (kept.contains(&op) && failed(emitOp(&op)))
       return failure();

@@ -24,17 +24,8 @@ AccessCounts &AccessCounts::operator+=(const AccessCounts &o) {
   bufferReads += o.bufferReads;
   bufferMisses += o.bufferMisses;
   bufferWrites += o.bufferWrites;
+  multiplies += o.multiplies;
   return *this;
-}
-
-double fbl::cachesim::estimateTimeNs(const target::ExecutionModel &e,
-                                     int64_t groups, double fetches,
-                                     double misses, double writes) {
-  int64_t units = std::max<int64_t>(
-      1, std::min<int64_t>(e.computeUnits, std::max<int64_t>(groups, 1)));
-  double ps = fetches * double(e.fetchPs) + misses * double(e.missPs) +
-              writes * double(e.writePs);
-  return double(e.launchNs) + ps / 1000.0 / double(units);
 }
 
 namespace {
@@ -73,6 +64,8 @@ struct Group {
   std::array<int64_t, 3> id = {0, 0, 0};
   std::vector<int32_t> pc;
   std::vector<ItemState> state;
+  /// Memory accesses each item has made.
+  std::vector<int64_t> accesses;
   std::vector<int64_t> registers;
   std::vector<std::vector<int64_t>> locals;
   int64_t arrived = 0, done = 0;
@@ -121,6 +114,7 @@ void Machine::start(Group &g, int64_t linear) {
   g.id = {linear % nx, (linear / nx) % ny, linear / (nx * ny)};
   g.pc.assign(n, 0);
   g.state.assign(n, ItemState::Running);
+  g.accesses.assign(n, 0);
   g.registers.resize(n * numRegisters);
   for (int64_t i = 0; i < n; ++i)
     std::copy(p.initialRegisters.begin(), p.initialRegisters.end(),
@@ -376,10 +370,14 @@ bool Machine::step(Group &g, int64_t i) {
       g.pc[i] = pc;
       result.instructions += executed;
       return true;
+    case Opcode::Multiplies:
+      result.simulated.multiplies += in.imm;
+      break;
     case Opcode::LoadTexel:
     case Opcode::StoreTexel:
     case Opcode::LoadElement:
     case Opcode::StoreElement: {
+      ++g.accesses[i];
       bool ok = in.op == Opcode::LoadTexel ? texel(in, AccessEvent::TexelRead)
                 : in.op == Opcode::StoreTexel
                     ? texel(in, AccessEvent::TexelWrite)
@@ -391,6 +389,7 @@ bool Machine::step(Group &g, int64_t i) {
       return ok;
     }
     case Opcode::Return:
+      result.itemAccesses = std::max(result.itemAccesses, g.accesses[i]);
       g.state[i] = ItemState::Done;
       ++g.done;
       g.pc[i] = pc - 1;
@@ -494,8 +493,17 @@ bool fbl::cachesim::simulate(const Program &program,
     result.fetches += double(after.fetches() - before.fetches()) * scale;
     result.misses += double(after.misses() - before.misses()) * scale;
     result.writes += double(after.writes() - before.writes()) * scale;
+    result.multiplies +=
+        double(after.multiplies - before.multiplies) * scale;
   }
-  result.timeNs =
-      estimateTimeNs(e, total, result.fetches, result.misses, result.writes);
+  target::LaunchWork work;
+  work.fetches = result.fetches;
+  work.misses = result.misses;
+  work.writes = result.writes;
+  work.multiplies = result.multiplies;
+  work.itemAccesses = double(result.itemAccesses);
+  work.groups = total;
+  work.groupItems = items;
+  result.timeNs = target::launchTimeNs(e, work);
   return true;
 }

@@ -431,14 +431,18 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
 std::array<int64_t, 3>
 fbl::cost::workgroupFor(const std::array<int64_t, 3> &items,
                         const std::array<int64_t, 2> &preferred) {
-  std::array<int64_t, 3> wg = {1, 1, 1};
-  for (unsigned d = 0; d < 2; ++d) {
+  auto clamp = [](int64_t size, int64_t extent) {
     int64_t pow2 = 1;
-    while (pow2 < items[d])
+    while (pow2 < extent)
       pow2 *= 2;
-    wg[d] = std::min(preferred[d], pow2);
-  }
-  return wg;
+    return std::min(size, pow2);
+  };
+  // A one-row grid (buffers, rows of a reduction) takes the whole preferred
+  // group along x: a 16-item group would leave most of a GPU's resident
+  // work-items unused.
+  if (items[1] == 1)
+    return {clamp(preferred[0] * preferred[1], items[0]), 1, 1};
+  return {clamp(preferred[0], items[0]), clamp(preferred[1], items[1]), 1};
 }
 
 namespace {
@@ -592,14 +596,23 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
     c.writes = elements / 4;
     break;
   }
-  const target::ExecutionModel &x = device.execution;
-  int64_t busy =
-      std::min(std::max<int64_t>(1, x.computeUnits), launch.totalGroups);
-  c.timeNs = static_cast<double>(x.launchNs) +
-             (static_cast<double>(c.fetches) * x.fetchPs +
-              static_cast<double>(c.misses) * x.missPs +
-              static_cast<double>(c.writes) * x.writePs) /
-                 1000.0 / static_cast<double>(busy);
+  c.multiplies =
+      elements * reductionIterations(k) * k.multipliesPerApplication;
+  // Work-items of the grid share its accesses about evenly: the longest
+  // is taken to make the average.
+  int64_t items = std::max<int64_t>(
+      1, launch.items[0] * launch.items[1] * launch.items[2]);
+  target::LaunchWork work;
+  work.fetches = static_cast<double>(c.fetches);
+  work.misses = static_cast<double>(c.misses);
+  work.writes = static_cast<double>(c.writes);
+  work.multiplies = static_cast<double>(c.multiplies);
+  work.itemAccesses =
+      static_cast<double>(c.fetches + c.writes) / static_cast<double>(items);
+  work.groups = launch.totalGroups;
+  work.groupItems = launch.wgItems;
+  c.itemAccesses = work.itemAccesses;
+  c.timeNs = target::launchTimeNs(device.execution, work);
   return c;
 }
 

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -205,8 +206,13 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
       k.inputOperands.push_back(x->operandNumber);
     }
     k.readsInit = g->readsInit;
+    k.multipliesPerApplication = 1;
     return k;
   }
+  linalgOp.getBlock()->walk([&](Operation *inner) {
+    if (isa<arith::MulFOp, math::FmaOp>(inner))
+      ++k.multipliesPerApplication;
+  });
   for (OpOperand *in : linalgOp.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(in->get().getType());
     if (!type || !operandLayouts[in->getOperandNumber()])

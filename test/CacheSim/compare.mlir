@@ -35,7 +35,7 @@
 
 !t = tensor<16x64xf32, #fbl.channel_packed<packed = 1>>
 !o = tensor<4xf32, #fbl.channel_packed<packed = 0>>
-module attributes {fbl.target = #fbl.target<"adreno-a740", cache_line_texels = [4, 1], cache_bytes = 256, cache_ways = 4, compute_units = 1, wave_size = 16>} {
+module attributes {fbl.target = #fbl.target<"adreno-a740", cache_line_texels = [4, 1], cache_bytes = 256, cache_ways = 4, compute_units = 1, wave_size = 16, step_ps = 1>} {
   func.func @walk(%a: !t) -> (!o, !o, !o, !o, !o) {
     %e = tensor.empty() : !o
     %r = fbl.dispatch @rows ins(%a : !t) outs(%e : !o)

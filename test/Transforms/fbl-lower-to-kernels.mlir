@@ -11,8 +11,9 @@
 // CHECK-SAME:    %[[C:[^:]+]]: tensor<8x16xf32, #fbl.channel_packed<packed = 1>>
 // CHECK:         %[[OUT:.+]] = tensor.empty() : tensor<8x16xf32, #fbl.channel_packed<packed = 1>>
 // The cost model's estimate of the kernel: 8 work-items each read 3 k-steps
-// x (4 texels of A + 4 of B) and C's 4 texels, and write 4.
-// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] attributes {fbl.estimate = {fetches = 224 : i64, misses = {{[0-9]+}} : i64, time_ns = {{.*}} : f64, writes = 32 : i64}} {
+// x (4 texels of A + 4 of B) and C's 4 texels, and write 4: 32 accesses
+// each; 8 x 16 x 12 multiply-adds.
+// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] attributes {fbl.estimate = {fetches = 224 : i64, item_accesses = 3.200000e+01 : f64, misses = {{[0-9]+}} : i64, multiplies = 1536 : i64, time_ns = {{.*}} : f64, writes = 32 : i64}} {
 // CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[X:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[Y:.+]] = fbl.work_item_id 1

@@ -1,5 +1,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions | FileCheck %s
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-elements=100000 | FileCheck %s --check-prefix=KEEP
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-row-length=10000 | FileCheck %s --check-prefix=SHORT
 
 // A mean-square loss over 64x32: partial sums along rows (parallel), then
 // their sum added to the init.
@@ -82,4 +83,63 @@ func.func @rows(%x: tensor<64x32xf32>, %init: tensor<64xf32>) -> tensor<64xf32> 
     linalg.yield %r : f32
   } -> tensor<64xf32>
   return %l : tensor<64xf32>
+}
+
+// -----
+
+// A row maximum of 8 rows over a 9600-wide vocabulary: each row would be one
+// work-item walking 9600 elements. Chunks of 9600 / 96 = 100 (96 the
+// largest divisor up to sqrt(9600) leaving a multiple of 4): partial maxima
+// per row and chunk from -inf, then the chunks' maximum into the init.
+// CHECK-LABEL: func.func @row_max
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 96, 100] : tensor<8x9600xf32> into tensor<8x96x100xf32>
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<8x96xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$IN3:.+]], #[[$OUT3:.+]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<8x96x100xf32>) outs(%[[F]] : tensor<8x96xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[P]] : tensor<8x96xf32>) outs(%arg1 : tensor<8xf32>)
+// CHECK: arith.maximumf
+// CHECK: return %[[T]]
+// KEEP-LABEL: func.func @row_max
+// KEEP: tensor.expand_shape
+// SHORT-LABEL: func.func @row_max
+// SHORT-NOT: tensor.expand_shape
+func.func @row_max(%x: tensor<8x9600xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x9600xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.maximumf %v, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %m : tensor<8xf32>
+}
+
+// -----
+
+// The row loop's index in the body (a label compare, as a cross-entropy
+// picks its target logit) becomes chunk * 100 + offset; inputs the row
+// loop does not index stay as they are.
+// CHECK-LABEL: func.func @picked
+// CHECK: tensor.expand_shape %arg0
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<8x96x100xf32>, tensor<8xindex>)
+// CHECK: %[[C:.*]] = linalg.index 1 : index
+// CHECK: %[[O:.*]] = linalg.index 2 : index
+// CHECK: %[[W:.*]] = arith.constant 100 : index
+// CHECK: %[[M:.*]] = arith.muli %[[C]], %[[W]] : index
+// CHECK: %[[J:.*]] = arith.addi %[[M]], %[[O]] : index
+// CHECK: arith.cmpi eq, %[[J]],
+func.func @picked(%x: tensor<8x9600xf32>, %labels: tensor<8xindex>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %labels : tensor<8x9600xf32>, tensor<8xindex>) outs(%init : tensor<8xf32>) {
+  ^bb0(%v: f32, %l: index, %acc: f32):
+    %j = linalg.index 1 : index
+    %hit = arith.cmpi eq, %j, %l : index
+    %s = arith.select %hit, %v, %zero : f32
+    %r = arith.addf %acc, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %m : tensor<8xf32>
 }

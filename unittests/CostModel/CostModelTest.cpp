@@ -236,6 +236,68 @@ TEST(CostModelTest, WorkgroupsClampToTheGrid) {
             (std::array<int64_t, 3>{4, 8, 1}));
   EXPECT_EQ(workgroupFor({64, 64, 1}, {16, 8}),
             (std::array<int64_t, 3>{16, 8, 1}));
+  // One row: the whole preferred group along x.
+  EXPECT_EQ(workgroupFor({100000, 1, 1}, {16, 8}),
+            (std::array<int64_t, 3>{128, 1, 1}));
+  EXPECT_EQ(workgroupFor({20, 1, 1}, {16, 8}),
+            (std::array<int64_t, 3>{32, 1, 1}));
 }
 
 } // namespace
+
+TEST(CostModelTest, GemmsCountTheirMultiplyAdds) {
+  Layout packedK = Layout::channelPacked(2, 1);
+  KernelShape s = matmul(32, 16, 8, packedK, packedK, packedK,
+                         KernelKind::RegisterTiledGemm);
+  s.multipliesPerApplication = 1;
+  EXPECT_EQ(kernelCost(s, bigDevice()).multiplies, 32 * 16 * 8);
+  // Multiplies take time at multiply_fs each.
+  DeviceModel slow = bigDevice();
+  slow.execution.multiplyFs *= 100;
+  EXPECT_GT(kernelCost(s, slow).timeNs, kernelCost(s, bigDevice()).timeNs);
+}
+
+TEST(CostModelTest, FewWorkItemsWithLongLoopsAreLatencyBound) {
+  // A row sum over 4096 columns of 4 rows: one work-item computes the 4
+  // rows (its texel's channels), walking each row 4 columns per fetch, so
+  // it waits for 4 x 1024 fetches and a write one after another, however
+  // fast the device's throughput.
+  Layout rows = Layout::channelPacked(2, 1);
+  KernelShape s;
+  s.ranges = {4, 4096};
+  s.reduction = {false, true};
+  s.output = {{4}, {0}, Layout::channelPacked(1, 0)};
+  s.inputs = {{{4, 4096}, {0, 1}, rows}};
+  planReads(s);
+  DeviceModel d = bigDevice();
+  d.execution.fetchPs = d.execution.missPs = d.execution.writePs = 10;
+  d.execution.stepPs = 100000;
+  KernelCost c = kernelCost(s, d);
+  EXPECT_NEAR(c.itemAccesses, 4 * 1024 + 1, 1e-9);
+  EXPECT_NEAR(c.timeNs, d.execution.launchNs + 4097 * 100.0, 1e-6);
+  // Without the latency bound the same kernel is throughput bound.
+  d.execution.stepPs = 1;
+  EXPECT_LT(kernelCost(s, d).timeNs, d.execution.launchNs + 4097 * 100.0);
+}
+
+TEST(CostModelTest, LaunchTimeIsTheLargerBound) {
+  target::ExecutionModel e = target::kDefaultExecution;
+  e.computeUnits = 2;
+  e.residentItems = 256;
+  target::LaunchWork w;
+  w.fetches = 2000;
+  w.groups = 8;
+  w.groupItems = 64;
+  w.itemAccesses = 10;
+  // Throughput: 2000 fetches over 2 units; latency: 10 accesses in one
+  // round (4 groups resident per unit).
+  double throughput = 2000.0 * e.fetchPs / 1000.0 / 2;
+  double latency = 10.0 * e.stepPs / 1000.0;
+  EXPECT_DOUBLE_EQ(target::launchTimeNs(e, w),
+                   e.launchNs + std::max(throughput, latency));
+  // Twice the groups: two rounds.
+  w.groups = 16;
+  w.fetches = 4000;
+  EXPECT_DOUBLE_EQ(target::launchTimeNs(e, w),
+                   e.launchNs + std::max(2 * throughput, 2 * latency));
+}

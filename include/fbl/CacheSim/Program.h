@@ -84,6 +84,9 @@ enum class Opcode : uint8_t {
   /// pseudo-random value in the operand's value range.
   LoadElement,
   StoreElement,
+  /// `imm` float multiplies happen here (the float arithmetic itself is
+  /// not interpreted; this counts it for the execution model).
+  Multiplies,
   /// The work-item is done.
   Return,
 };

@@ -48,6 +48,7 @@ struct SimulationOptions {
 struct AccessCounts {
   int64_t texelFetches = 0, texelMisses = 0, texelWrites = 0;
   int64_t bufferReads = 0, bufferMisses = 0, bufferWrites = 0;
+  int64_t multiplies = 0;
 
   int64_t fetches() const { return texelFetches + bufferReads; }
   int64_t misses() const { return texelMisses + bufferMisses; }
@@ -64,16 +65,13 @@ struct KernelResult {
   /// The whole grid's counts (each simulated unit's counts times the
   /// groups of the units like it over the groups it ran) and estimated
   /// time.
-  double fetches = 0, misses = 0, writes = 0;
+  double fetches = 0, misses = 0, writes = 0, multiplies = 0;
+  /// Memory accesses of the simulated work-item that made the most.
+  int64_t itemAccesses = 0;
   double timeNs = 0;
   /// Work-items that ran and the instructions they executed.
   int64_t workItems = 0, instructions = 0;
 };
-
-/// launch + (fetches * fetch + misses * fill + writes * write) spread over
-/// the compute units the grid's `groups` occupy, in ns.
-double estimateTimeNs(const target::ExecutionModel &e, int64_t groups,
-                      double fetches, double misses, double writes);
 
 /// Runs `program` on compute unit 0 of `target` and, when the grid's
 /// work-groups do not divide evenly over the units, on the first unit with

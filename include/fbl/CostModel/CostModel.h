@@ -150,6 +150,10 @@ struct KernelShape {
   /// along it, walked 4 iterations per step (a tail of fewer at its end);
   /// -1: every loop one iteration per step.
   int walkLoop = -1;
+  /// Float multiplies per application of the body (per element and
+  /// reduction iteration): 1 for GEMMs, the body's multiplications for
+  /// generic kernels.
+  int64_t multipliesPerApplication = 0;
   /// For callers that plan from ops: the operand each input is.
   std::vector<unsigned> inputOperands;
 };
@@ -159,12 +163,18 @@ struct KernelCost {
   int64_t fetches = 0; ///< texel (or buffer element) reads
   int64_t misses = 0;  ///< cache-line fills
   int64_t writes = 0;  ///< texels (or buffer elements / 4) written
+  int64_t multiplies = 0; ///< float multiplies
+  /// Memory accesses of one work-item (the grid's average; summed over
+  /// kernels, the critical path of a sequence of launches).
+  double itemAccesses = 0.0;
   int64_t launches = 0;
   double timeNs = 0.0;
   KernelCost &operator+=(const KernelCost &o) {
     fetches += o.fetches;
     misses += o.misses;
     writes += o.writes;
+    multiplies += o.multiplies;
+    itemAccesses += o.itemAccesses;
     launches += o.launches;
     timeNs += o.timeNs;
     return *this;
@@ -181,7 +191,8 @@ struct ReadCost {
 std::array<int64_t, 3> gridOf(const KernelShape &k);
 
 /// The work-group a kernel over `items` work-items gets: the target's
-/// preferred one, each side clamped to the next power of two of the grid.
+/// preferred one (all of it along x for a grid one row high), each side
+/// clamped to the next power of two of the grid.
 std::array<int64_t, 3> workgroupFor(const std::array<int64_t, 3> &items,
                                     const std::array<int64_t, 2> &preferred);
 

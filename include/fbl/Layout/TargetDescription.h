@@ -17,6 +17,7 @@
 #include <cctype>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fbl::target {
 
@@ -32,11 +33,18 @@ struct ExecutionModel {
   int64_t fetchPs;       ///< a texel read that hits, per compute unit
   int64_t missPs;        ///< a cache-line fill, per compute unit
   int64_t writePs;       ///< a texel written, per compute unit
+  int64_t multiplyFs;    ///< a float multiply (GEMM multiply-adds, body
+                         ///< multiplications), per compute unit, in fs
+  int64_t stepPs;        ///< one memory access of a work-item that waits for
+                         ///< the one before it: what a kernel with too few
+                         ///< work-items to hide latency pays per access
 
   bool operator==(const ExecutionModel &o) const {
     return waveSize == o.waveSize && residentItems == o.residentItems &&
            computeUnits == o.computeUnits && launchNs == o.launchNs &&
-           fetchPs == o.fetchPs && missPs == o.missPs && writePs == o.writePs;
+           fetchPs == o.fetchPs && missPs == o.missPs &&
+           writePs == o.writePs && multiplyFs == o.multiplyFs &&
+           stepPs == o.stepPs;
   }
 };
 
@@ -54,11 +62,66 @@ inline constexpr ExecutionField kExecutionFields[] = {
     {"fetch_ps", &ExecutionModel::fetchPs},
     {"miss_ps", &ExecutionModel::missPs},
     {"write_ps", &ExecutionModel::writePs},
+    {"multiply_fs", &ExecutionModel::multiplyFs},
+    {"step_ps", &ExecutionModel::stepPs},
 };
 
+/// The execution models of the presets and of targets that are not presets
+/// (`"default"`), from ExecutionPresets.def: benchmarks/calibrate.py
+/// rewrites a preset's line there with what it measured on the device.
+struct NamedExecution {
+  const char *name;
+  ExecutionModel model;
+};
+inline constexpr NamedExecution kExecutionPresets[] = {
+#define FBL_EXECUTION_PRESET(NAME, ...) {NAME, {__VA_ARGS__}},
+#include "fbl/Layout/ExecutionPresets.def"
+#undef FBL_EXECUTION_PRESET
+};
+
+/// The execution model recorded for `name` (`"default"` when there is none).
+constexpr const ExecutionModel &executionPreset(std::string_view name) {
+  for (const NamedExecution &e : kExecutionPresets)
+    if (name == e.name)
+      return e.model;
+  return executionPreset("default");
+}
+
 /// What a target that is not a preset assumes (docs/Targets.md).
-inline constexpr ExecutionModel kDefaultExecution = {32,   1024, 1,   5000,
-                                                     1000, 8000, 1000};
+inline constexpr ExecutionModel kDefaultExecution = executionPreset("default");
+
+/// What one kernel launch does, in the execution model's terms: the cost
+/// model's counts or fbl-cachesim's.
+struct LaunchWork {
+  double fetches = 0, misses = 0, writes = 0;
+  /// Float multiplies of the whole grid.
+  double multiplies = 0;
+  /// Memory accesses of the work-item that makes the most, in order.
+  double itemAccesses = 0;
+  int64_t groups = 1;     ///< work-groups of the grid
+  int64_t groupItems = 1; ///< work-items per work-group
+};
+
+/// The time of one launch, in ns: the launch cost, then the larger of the
+/// throughput bound (every count at its cost, spread over the compute units
+/// the grid occupies) and the latency bound (the longest work-item's
+/// accesses one after the other, once per round of work-groups a compute
+/// unit holds at a time). docs/CostModel.md.
+inline double launchTimeNs(const ExecutionModel &e, const LaunchWork &w) {
+  int64_t groups = std::max<int64_t>(w.groups, 1);
+  int64_t units = std::max<int64_t>(
+      1, std::min<int64_t>(std::max<int64_t>(e.computeUnits, 1), groups));
+  int64_t resident = std::max<int64_t>(
+      1, e.residentItems / std::max<int64_t>(w.groupItems, 1));
+  int64_t rounds = (groups + units * resident - 1) / (units * resident);
+  double throughputPs = w.fetches * double(e.fetchPs) +
+                        w.misses * double(e.missPs) +
+                        w.writes * double(e.writePs) +
+                        w.multiplies * double(e.multiplyFs) / 1000.0;
+  double throughput = throughputPs / 1000.0 / double(units);
+  double latency = double(rounds) * w.itemAccesses * double(e.stepPs) / 1000.0;
+  return double(e.launchNs) + std::max(throughput, latency);
+}
 
 /// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
 struct TargetDescription {
@@ -93,9 +156,7 @@ inline const TargetDescription kPresets[] = {
      1024,
      {16, 8},
      false,
-     // Waves of 64 fibers; 6 shader processors; launch, fetch and fill
-     // costs estimated (docs/Targets.md).
-     {64, 1024, 6, 8000, 1500, 6000, 1500},
+     executionPreset("adreno-a740"),
      // fp16 images, as the mobile frameworks store them.
      true},
     // Arm Mali-G710 (Valhall).
@@ -111,8 +172,7 @@ inline const TargetDescription kPresets[] = {
      1024,
      {8, 8},
      false,
-     // Warps of 16 threads, 1024 threads per core, 10 cores (MC10).
-     {16, 1024, 10, 10000, 1200, 4700, 1200},
+     executionPreset("mali-g710"),
      true},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
     {"pocl-cpu",
@@ -127,9 +187,7 @@ inline const TargetDescription kPresets[] = {
      4096,
      {8, 8},
      false,
-     // One work-group per host thread at a time; 16-wide vectorized
-     // work-items.
-     {16, 64, 2, 20000, 2000, 8000, 2000},
+     executionPreset("pocl-cpu"),
      false},
     // NVIDIA H200 (OpenCL 3.0 driver).
     {"nvidia-h200",
@@ -144,8 +202,7 @@ inline const TargetDescription kPresets[] = {
      1024,
      {16, 16},
      true,
-     // Warps of 32, 2048 threads per SM, 132 SMs.
-     {32, 2048, 132, 4800, 250, 4000, 250},
+     executionPreset("nvidia-h200"),
      false},
 };
 

@@ -75,6 +75,8 @@ static DictionaryAttr estimateAttr(MLIRContext *ctx,
       {b.getNamedAttr("fetches", b.getI64IntegerAttr(c.fetches)),
        b.getNamedAttr("misses", b.getI64IntegerAttr(c.misses)),
        b.getNamedAttr("writes", b.getI64IntegerAttr(c.writes)),
+       b.getNamedAttr("multiplies", b.getI64IntegerAttr(c.multiplies)),
+       b.getNamedAttr("item_accesses", b.getF64FloatAttr(c.itemAccesses)),
        b.getNamedAttr("time_ns", b.getF64FloatAttr(c.timeNs))});
 }
 

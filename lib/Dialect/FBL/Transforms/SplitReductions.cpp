@@ -4,9 +4,12 @@
 // one work-item that walks every element. This pass splits it in two: a
 // reduction over all but the outermost dim, parallel along it, into a
 // vector of partial results, then a reduction of that vector into the
-// scalar. The combiner must be associative and commutative with a neutral
-// element (add, mul, max, min), so the split changes only the summation
-// order.
+// scalar. Likewise a few long rows (a softmax or cross-entropy over a
+// vocabulary): the row loop of N iterations becomes C chunks of N / C, the
+// inputs it indexes expanded to [..., C, N / C, ...], partial results per
+// row and chunk, then a reduction over the chunks. The combiner must be
+// associative and commutative with a neutral element (add, mul, max, min),
+// so the split changes only the summation order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,184 @@ namespace mlir::fbl {
 } // namespace mlir::fbl
 
 using namespace mlir;
+
+/// The single associative combiner of `op`'s only init, with its neutral
+/// element and the position of the accumulator among its operands.
+struct Combiner {
+  Operation *op;
+  TypedAttr neutral;
+  unsigned accPos;
+};
+static std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
+  OpOperand *init = op.getDpsInitOperand(0);
+  SmallVector<Operation *> combiners;
+  BlockArgument acc = op.getMatchingBlockArgument(init);
+  if (!matchReduction({acc}, 0, combiners) || combiners.size() != 1)
+    return std::nullopt;
+  Operation *combiner = combiners.front();
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!neutral || combiner->getNumOperands() != 2)
+    return std::nullopt;
+  return Combiner{combiner, *neutral,
+                  combiner->getOperand(0) == acc ? 0u : 1u};
+}
+
+/// `result = combine(init, partial over its last dim)`: the second stage.
+static Value combinePartials(RewriterBase &rewriter, Location loc,
+                             Value partial, Value init, const Combiner &c) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto partialType = cast<RankedTensorType>(partial.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  unsigned n = partialType.getRank();
+  Type elem = initType.getElementType();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+  AffineMap out = AffineMap::get(n, 0, id.getResults().drop_back(), ctx);
+  SmallVector<utils::IteratorType> iters(n - 1, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  auto total = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{initType}, ValueRange{partial},
+      ValueRange{init}, ArrayRef<AffineMap>{id, out}, iters,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        SmallVector<Value> operands(2);
+        operands[c.accPos] = args[1];
+        operands[1 - c.accPos] = args[0];
+        Operation *op = b.create(l, c.op->getName().getIdentifier(), operands,
+                                 TypeRange{elem}, c.op->getAttrs());
+        linalg::YieldOp::create(b, l, op->getResult(0));
+      });
+  return total.getResult(0);
+}
+
+/// The number of chunks a row of `n` iterations is cut into: the largest
+/// divisor of `n` up to sqrt(n) that leaves chunks of a multiple of 4 (whole
+/// texels along a packed row), or 0 when there is none above 1.
+static int64_t chunksOf(int64_t n) {
+  int64_t best = 0;
+  for (int64_t c = 2; c * c <= n; ++c)
+    if (n % c == 0 && (n / c) % 4 == 0)
+      best = c;
+  return best;
+}
+
+/// Splits `op` when it has parallel loops of fewer than `maxRows`
+/// iterations in all and one reduction loop of at least `minRowLength`.
+static LogicalResult splitRowReduction(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       int64_t minRowLength, int64_t maxRows) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
+      op.getNumParallelLoops() == 0)
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(ranges))
+    return failure();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned r = llvm::find(iters, utils::IteratorType::reduction) -
+               iters.begin();
+  int64_t rows = 1;
+  for (unsigned l = 0; l < ranges.size(); ++l)
+    if (l != r)
+      rows *= ranges[l];
+  int64_t n = ranges[r];
+  if (n < minRowLength || rows > maxRows)
+    return failure();
+  int64_t chunks = chunksOf(n);
+  if (chunks == 0)
+    return failure();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto initType = dyn_cast<RankedTensorType>(init->get().getType());
+  std::optional<Combiner> combiner = matchCombiner(op);
+  if (!initType || !combiner)
+    return failure();
+  // Every map a projected permutation, the row loop a plain dim wherever it
+  // appears (so expanding that dim addresses chunk and offset).
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return failure();
+
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = ranges.size();
+  // Loops of the partial stage: the original ones with r now the chunk
+  // (parallel), and the offset in the chunk appended (the reduction).
+  AffineExpr chunk = getAffineDimExpr(r, ctx);
+  AffineExpr offset = getAffineDimExpr(numLoops, ctx);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    std::optional<unsigned> at = map.getResultPosition(chunk);
+    if (!type || !at) {
+      inputs.push_back(in->get());
+      maps.push_back(AffineMap::get(numLoops + 1, 0, map.getResults(), ctx));
+      continue;
+    }
+    // Expand dim `at` into [chunks, n / chunks].
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<AffineExpr> results;
+    for (unsigned d = 0; d < type.getRank(); ++d) {
+      ReassociationIndices group;
+      group.push_back(shape.size());
+      if (d == *at) {
+        shape.push_back(chunks);
+        shape.push_back(n / chunks);
+        group.push_back(shape.size() - 1);
+        results.push_back(chunk);
+        results.push_back(offset);
+      } else {
+        shape.push_back(type.getDimSize(d));
+        results.push_back(map.getResult(d));
+      }
+      groups.push_back(group);
+    }
+    auto expandedType = RankedTensorType::get(shape, type.getElementType());
+    inputs.push_back(tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
+                                                   in->get(), groups));
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  // partial[out dims..., chunk] from the neutral element.
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  SmallVector<int64_t> partialShape(initType.getShape());
+  partialShape.push_back(chunks);
+  SmallVector<AffineExpr> outResults(outMap.getResults());
+  outResults.push_back(chunk);
+  maps.push_back(AffineMap::get(numLoops + 1, 0, outResults, ctx));
+  Type elem = initType.getElementType();
+  Value identity = arith::ConstantOp::create(rewriter, loc, combiner->neutral);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0);
+  SmallVector<utils::IteratorType> partialIters = iters;
+  partialIters[r] = utils::IteratorType::parallel;
+  partialIters.push_back(utils::IteratorType::reduction);
+  auto partial = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{filled.getType()}, inputs, ValueRange{filled},
+      maps, partialIters);
+  rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
+                             partial.getRegion().end());
+  // The body's index of the row loop: chunk * (n / chunks) + offset.
+  SmallVector<linalg::IndexOp> indices;
+  partial.getBody()->walk([&](linalg::IndexOp i) {
+    if (i.getDim() == r)
+      indices.push_back(i);
+  });
+  for (linalg::IndexOp i : indices) {
+    rewriter.setInsertionPoint(i);
+    Value c = linalg::IndexOp::create(rewriter, i.getLoc(), r);
+    Value o = linalg::IndexOp::create(rewriter, i.getLoc(), numLoops);
+    Value width = arith::ConstantIndexOp::create(rewriter, i.getLoc(),
+                                                 n / chunks);
+    Value at = arith::AddIOp::create(
+        rewriter, i.getLoc(),
+        arith::MulIOp::create(rewriter, i.getLoc(), c, width), o);
+    rewriter.replaceOp(i, at);
+  }
+  rewriter.setInsertionPointAfter(partial);
+  rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
+                                         init->get(), *combiner));
+  return success();
+}
 
 /// Splits `op` when it reduces every loop of at least `minElements`
 /// iterations into one scalar with a single associative combiner.
@@ -37,22 +218,16 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   if (ShapedType::isDynamicShape(ranges) ||
       ShapedType::getNumElements(ranges) < minElements)
     return failure();
-  SmallVector<Operation *> combiners;
-  BlockArgument acc = op.getMatchingBlockArgument(init);
-  if (!matchReduction({acc}, 0, combiners) || combiners.size() != 1)
+  std::optional<Combiner> combiner = matchCombiner(op);
+  if (!combiner)
     return failure();
-  Operation *combiner = combiners.front();
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
-  if (!neutral || combiner->getNumOperands() != 2)
-    return failure();
-  unsigned accPos = combiner->getOperand(0) == acc ? 0 : 1;
 
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   Type elem = initType.getElementType();
   // partial[d0] = combine over d1.. of the body, from the neutral element.
   auto partialType = RankedTensorType::get({ranges[0]}, elem);
-  Value identity = arith::ConstantOp::create(rewriter, loc, *neutral);
+  Value identity = arith::ConstantOp::create(rewriter, loc, combiner->neutral);
   Value empty =
       tensor::EmptyOp::create(rewriter, loc, partialType.getShape(), elem);
   Value filled =
@@ -66,23 +241,8 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
       ValueRange{filled}, maps, iters);
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().end());
-  // result = combine(init, partial[d0] over d0).
-  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-  AffineMap scalar = AffineMap::get(1, 0, {}, ctx);
-  auto total = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initType}, ValueRange{partial.getResult(0)},
-      ValueRange{init->get()}, ArrayRef<AffineMap>{id, scalar},
-      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction},
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        SmallVector<Value> operands(2);
-        operands[accPos] = args[1];
-        operands[1 - accPos] = args[0];
-        Operation *c =
-            b.create(l, combiner->getName().getIdentifier(), operands,
-                     TypeRange{elem}, combiner->getAttrs());
-        linalg::YieldOp::create(b, l, c->getResult(0));
-      });
-  rewriter.replaceOp(op, total.getResults());
+  rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
+                                         init->get(), *combiner));
   return success();
 }
 
@@ -97,7 +257,8 @@ struct SplitReductionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       rewriter.setInsertionPoint(op);
-      (void)splitReduction(rewriter, op, minElements);
+      if (failed(splitReduction(rewriter, op, minElements)))
+        (void)splitRowReduction(rewriter, op, minRowLength, maxRows);
     }
   }
 };

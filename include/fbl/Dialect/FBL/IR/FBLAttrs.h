@@ -24,7 +24,8 @@ namespace fbl::target {
 /// TargetAttr uniques its execution model by value.
 inline llvm::hash_code hash_value(const ExecutionModel &e) {
   return llvm::hash_combine(e.waveSize, e.residentItems, e.computeUnits,
-                            e.launchNs, e.fetchPs, e.missPs, e.writePs);
+                            e.launchNs, e.fetchPs, e.missPs, e.writePs,
+                            e.multiplyFs, e.stepPs);
 }
 } // namespace fbl::target
 

@@ -216,7 +216,7 @@ def FBLFuseElementwisePass
 
 def FBLSplitReductionsPass
     : Pass<"fbl-split-reductions", "::mlir::ModuleOp"> {
-  let summary = "Splits whole-tensor reductions to a scalar in two stages";
+  let summary = "Splits whole-tensor and long-row reductions in two stages";
   let description = [{
     A `linalg.generic` that reduces every loop into a scalar (a loss) would
     become a kernel of one work-item walking every element. With at least
@@ -237,10 +237,35 @@ def FBLSplitReductionsPass
     %l = linalg.generic {iterator_types = ["reduction"]}
         ins(%p : tensor<512xf32>) outs(%init : tensor<f32>) {addf}
     ```
+
+    Likewise a reduction of few rows (at most `max-rows` iterations of its
+    parallel loops) along one long loop (at least `min-row-length`): each
+    row would be one work-item walking the whole row, one access after
+    another. The row loop of N iterations becomes C chunks of N / C (C the
+    largest divisor of N up to sqrt(N) that leaves chunks of a multiple of
+    4); the inputs it indexes are expanded (`tensor.expand_shape`) to
+    [..., C, N / C, ...], a first generic reduces each chunk into
+    partial[rows..., C] and a second the chunks into the original init. A
+    body's `linalg.index` of the row loop becomes chunk * (N / C) + offset.
+
+    ```mlir
+    %m = linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%logits : tensor<128x32000xf32>) outs(%init : tensor<128xf32>) {maximumf}
+    // becomes
+    %x = tensor.expand_shape %logits [[0], [1, 2]] : tensor<128x32000xf32> into tensor<128x160x200xf32>
+    %p = linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<128x160x200xf32>) outs(%neutral : tensor<128x160xf32>) {maximumf}
+    %m = linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<128x160xf32>) outs(%init : tensor<128xf32>) {maximumf}
+    ```
   }];
   let options = [
     Option<"minElements", "min-elements", "int64_t", /*default=*/"1024",
-           "Split reductions of at least this many iterations">,
+           "Split reductions to a scalar of at least this many iterations">,
+    Option<"minRowLength", "min-row-length", "int64_t", /*default=*/"8192",
+           "Split row reductions whose row is at least this long">,
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"4096",
+           "... and whose parallel loops have at most this many iterations">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
