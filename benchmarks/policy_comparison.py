@@ -7,20 +7,21 @@ explicit-transpose, run on an OpenCL device with fbl-run.
       compiles each model's step under each policy: DIR/MODEL/POLICY (bundles)
       and DIR/models.json;
   policy_comparison.py run DIR [--fbl-run PATH] [--device D] [--rounds 3] [--iterations 20]
-      runs the policies of each model in turn, --rounds times (so drift of
-      the device hits all three alike; steps under 2 ms, which launches and
+      runs the policies of each model in turn, --rounds times, each round
+      starting with the next policy (so drift of the device hits all three
+      alike; steps under 2 ms, which launches and
       host synchronization dominate, get 3x the rounds and 5x the
       iterations), and writes DIR/results.json: per model and policy the
       median over rounds of each round's median step time, and from one
       profiled run the sum of the kernels' median device times (what the
       layouts change, without the host's share) and the per-kernel times
       (DIR/MODEL/POLICY.profile);
-  policy_comparison.py table --measured NAME=results.json ... [--simulated sim.json]
+  policy_comparison.py table --measured LABEL=results.json[,step] ... [--simulated sim.json]
       prints the markdown table: measured step times per device and the
       simulated Adreno/Mali-class times (simulated_comparison.py --json),
       each baseline's ratio to fblayout (> 1: fblayout is faster). A
       measured cell is "step / kernels": the median step time and the sum
-      of the kernels' device times.
+      of the kernels' device times (",step": the step time alone).
 
 --set gpu: the example MLP and attention, the MLP at 512x2048x2048 (SGD),
 attention at S512/H512/8 heads, the tiny decoder presets, and two layers of
@@ -128,7 +129,9 @@ def run(args):
         rounds, iterations = args.rounds, args.iterations
         r, adapted = 0, False
         while r < rounds:
-            for policy in POLICIES:
+            # Each round starts with another policy: whatever the first run
+            # of a round pays (caches, clocks) falls on each alike.
+            for policy in POLICIES[r % 3:] + POLICIES[:r % 3]:
                 out = subprocess.run([args.fbl_run, os.path.join(d, policy)] + base[1:] +
                                      ["--iterations", str(iterations)],
                                      capture_output=True, text=True)
@@ -164,27 +167,34 @@ def table(args):
     measured = []
     for spec in args.measured:
         label, path = spec.split("=", 1)
-        measured.append((label, {m["name"]: m for m in json.load(open(path))["models"]}))
+        steps_only = path.endswith(",step")
+        path = path[:-len(",step")] if steps_only else path
+        measured.append((label, steps_only,
+                         {m["name"]: m for m in json.load(open(path))["models"]}))
     simulated = {}
     if args.simulated:
         for r in json.load(open(args.simulated)):
             simulated.setdefault(r["model"], {})[r["target"]] = r
     names = []
-    for _, rows in measured:
+    for _, _, rows in measured:
         names += [n for n in rows if n not in names]
     names += [n for n in simulated if n not in names]
-    cols = [label for label, _ in measured] + ["Adreno-class (sim)", "Mali-class (sim)"]
+    cols = [label for label, _, _ in measured] + ["Adreno-class (sim)", "Mali-class (sim)"]
     print("| model | policy | " + " | ".join(cols) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in cols) + " |")
     for name in names:
         for policy in POLICIES:
             cells = []
-            for _, rows in measured:
+            for _, steps_only, rows in measured:
                 r = rows.get(name)
                 if r is None:
                     cells.append("")
                     continue
                 ratio = r[policy] / r["fblayout"]
+                if steps_only:
+                    cells.append(f"{r[policy]:.3f} ms" +
+                                 ("" if policy == "fblayout" else f" ({ratio:.2f})"))
+                    continue
                 kratio = r[policy + "_kernel_ms"] / r["fblayout_kernel_ms"]
                 cells.append(f"{r[policy]:.3f} ms / {r[policy + '_kernel_ms']:.3f} ms" +
                              ("" if policy == "fblayout" else f" ({ratio:.2f} / {kratio:.2f})"))

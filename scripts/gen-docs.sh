@@ -24,6 +24,10 @@ render=$build/bin/fbl-render-layout
   > "$out/images/rtile-transpose-view.svg"
 "$render" 6 10 rtile:4x4:1:x:row \
   > "$out/images/rtile-padding-6x10.svg"
+# The attention block's output projection W_o (16x16 of its 512x512; the
+# map repeats): the R-Tile fblayout stores it in, the baselines' layout.
+"$render" 16 16 rtile:4x4:1:x:row channel_packed:1 \
+  > "$out/images/attention-wo-tiles.svg"
 cp "$build/docs/Dialects/FBLDialect.md" "$out/reference/FBLDialect.md"
 cp "$build/docs/FBLPasses.md" "$out/reference/FBLPasses.md"
 cp "$build/docs/Dialects/TMTensorDialect.md" "$out/reference/TMTensorDialect.md"

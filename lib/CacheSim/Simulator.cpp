@@ -493,8 +493,7 @@ bool fbl::cachesim::simulate(const Program &program,
     result.fetches += double(after.fetches() - before.fetches()) * scale;
     result.misses += double(after.misses() - before.misses()) * scale;
     result.writes += double(after.writes() - before.writes()) * scale;
-    result.multiplies +=
-        double(after.multiplies - before.multiplies) * scale;
+    result.multiplies += double(after.multiplies - before.multiplies) * scale;
   }
   target::LaunchWork work;
   work.fetches = result.fetches;

@@ -596,12 +596,11 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
     c.writes = elements / 4;
     break;
   }
-  c.multiplies =
-      elements * reductionIterations(k) * k.multipliesPerApplication;
+  c.multiplies = elements * reductionIterations(k) * k.multipliesPerApplication;
   // Work-items of the grid share its accesses about evenly: the longest
   // is taken to make the average.
-  int64_t items = std::max<int64_t>(
-      1, launch.items[0] * launch.items[1] * launch.items[2]);
+  int64_t items =
+      std::max<int64_t>(1, launch.items[0] * launch.items[1] * launch.items[2]);
   target::LaunchWork work;
   work.fetches = static_cast<double>(c.fetches);
   work.misses = static_cast<double>(c.misses);

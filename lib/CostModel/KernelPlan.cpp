@@ -283,8 +283,8 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
     if (n >= operandLayouts.size() || !operandLayouts[n])
       return nullptr;
     auto type = cast<RankedTensorType>(v.getType());
-    k.inputs.push_back({shapeOf(type), std::move(loops),
-                        layoutOf(type, operandLayouts[n])});
+    k.inputs.push_back(
+        {shapeOf(type), std::move(loops), layoutOf(type, operandLayouts[n])});
     k.inputOperands.push_back(n);
     return &k.inputs.back();
   };
@@ -327,8 +327,8 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
     }
     int source = static_cast<int>(k.inputs.size()) - 1;
     if (!insert.getDest().getDefiningOp<tensor::EmptyOp>() && source >= 0)
-      if (fc::TensorAccess *dest = addInput(insert.getDest(),
-                                            identityLoops(shape.size()))) {
+      if (fc::TensorAccess *dest =
+              addInput(insert.getDest(), identityLoops(shape.size()))) {
         dest->outsideOf = source;
         dest->issued = fl::Layout::product(shape) - inside;
       }

@@ -160,9 +160,9 @@ struct KernelShape {
 
 /// What one launch costs.
 struct KernelCost {
-  int64_t fetches = 0; ///< texel (or buffer element) reads
-  int64_t misses = 0;  ///< cache-line fills
-  int64_t writes = 0;  ///< texels (or buffer elements / 4) written
+  int64_t fetches = 0;    ///< texel (or buffer element) reads
+  int64_t misses = 0;     ///< cache-line fills
+  int64_t writes = 0;     ///< texels (or buffer elements / 4) written
   int64_t multiplies = 0; ///< float multiplies
   /// Memory accesses of one work-item (the grid's average; summed over
   /// kernels, the critical path of a sequence of launches).

@@ -42,9 +42,8 @@ struct ExecutionModel {
   bool operator==(const ExecutionModel &o) const {
     return waveSize == o.waveSize && residentItems == o.residentItems &&
            computeUnits == o.computeUnits && launchNs == o.launchNs &&
-           fetchPs == o.fetchPs && missPs == o.missPs &&
-           writePs == o.writePs && multiplyFs == o.multiplyFs &&
-           stepPs == o.stepPs;
+           fetchPs == o.fetchPs && missPs == o.missPs && writePs == o.writePs &&
+           multiplyFs == o.multiplyFs && stepPs == o.stepPs;
   }
 };
 

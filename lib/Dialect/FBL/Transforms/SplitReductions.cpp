@@ -42,8 +42,7 @@ static std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
   std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
   if (!neutral || combiner->getNumOperands() != 2)
     return std::nullopt;
-  return Combiner{combiner, *neutral,
-                  combiner->getOperand(0) == acc ? 0u : 1u};
+  return Combiner{combiner, *neutral, combiner->getOperand(0) == acc ? 0u : 1u};
 }
 
 /// `result = combine(init, partial over its last dim)`: the second stage.
@@ -59,8 +58,8 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
   SmallVector<utils::IteratorType> iters(n - 1, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
   auto total = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initType}, ValueRange{partial},
-      ValueRange{init}, ArrayRef<AffineMap>{id, out}, iters,
+      rewriter, loc, TypeRange{initType}, ValueRange{partial}, ValueRange{init},
+      ArrayRef<AffineMap>{id, out}, iters,
       [&](OpBuilder &b, Location l, ValueRange args) {
         SmallVector<Value> operands(2);
         operands[c.accPos] = args[1];
@@ -95,8 +94,8 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
   if (ShapedType::isDynamicShape(ranges))
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  unsigned r = llvm::find(iters, utils::IteratorType::reduction) -
-               iters.begin();
+  unsigned r =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
   int64_t rows = 1;
   for (unsigned l = 0; l < ranges.size(); ++l)
     if (l != r)
@@ -175,9 +174,9 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
   SmallVector<utils::IteratorType> partialIters = iters;
   partialIters[r] = utils::IteratorType::parallel;
   partialIters.push_back(utils::IteratorType::reduction);
-  auto partial = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{filled.getType()}, inputs, ValueRange{filled},
-      maps, partialIters);
+  auto partial =
+      linalg::GenericOp::create(rewriter, loc, TypeRange{filled.getType()},
+                                inputs, ValueRange{filled}, maps, partialIters);
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().end());
   // The body's index of the row loop: chunk * (n / chunks) + offset.
@@ -190,8 +189,8 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
     rewriter.setInsertionPoint(i);
     Value c = linalg::IndexOp::create(rewriter, i.getLoc(), r);
     Value o = linalg::IndexOp::create(rewriter, i.getLoc(), numLoops);
-    Value width = arith::ConstantIndexOp::create(rewriter, i.getLoc(),
-                                                 n / chunks);
+    Value width =
+        arith::ConstantIndexOp::create(rewriter, i.getLoc(), n / chunks);
     Value at = arith::AddIOp::create(
         rewriter, i.getLoc(),
         arith::MulIOp::create(rewriter, i.getLoc(), c, width), o);
