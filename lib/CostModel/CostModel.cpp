@@ -316,31 +316,45 @@ private:
   void perOutput(const std::array<int64_t, 3> &item,
                  std::vector<Read> &reads) const {
     const TensorAccess &out = k.output;
-    std::vector<std::vector<int64_t>> elements;
-    if (k.kind == KernelKind::PerElement) {
-      int64_t rest = item[0];
-      std::vector<int64_t> idx(out.shape.size());
-      for (size_t dd = out.shape.size(); dd-- > 0;) {
-        idx[dd] = rest % out.shape[dd];
-        rest /= out.shape[dd];
-      }
-      elements.push_back(idx);
-    } else {
-      for (unsigned ch = 0; ch < fl::kTexelChannels; ++ch)
-        if (auto idx = out.layout.toLogical(
-                out.shape, fl::TexelCoord{item[2], item[1], item[0], ch}))
-          elements.push_back(*idx);
-    }
     bool init = only == k.inputs.size();
     if (init && !k.readsInit)
       return;
-    const TensorAccess &a = init ? k.output : k.inputs[only];
-    std::vector<std::vector<int64_t>> loops(
-        elements.size(), std::vector<int64_t>(k.ranges.size(), 0));
-    for (size_t c = 0; c < elements.size(); ++c)
-      for (size_t dd = 0; dd < elements[c].size(); ++dd)
+    // Each channel's loop values, in buffers reused across work-items (the
+    // model traces hundreds of thousands of them per compile).
+    size_t n = 0;
+    auto place = [&](const std::vector<int64_t> &idx, int packed, int64_t c) {
+      if (loopScratch.size() <= n)
+        loopScratch.emplace_back();
+      std::vector<int64_t> &l = loopScratch[n++];
+      l.assign(k.ranges.size(), 0);
+      for (size_t dd = 0; dd < idx.size(); ++dd)
         if (out.loopOfDim[dd] >= 0)
-          loops[c][static_cast<size_t>(out.loopOfDim[dd])] = elements[c][dd];
+          l[static_cast<size_t>(out.loopOfDim[dd])] =
+              idx[dd] + (static_cast<int>(dd) == packed ? c : 0);
+    };
+    if (k.kind == KernelKind::PerElement) {
+      int64_t rest = item[0];
+      indexScratch.resize(out.shape.size());
+      for (size_t dd = out.shape.size(); dd-- > 0;) {
+        indexScratch[dd] = rest % out.shape[dd];
+        rest /= out.shape[dd];
+      }
+      place(indexScratch, -1, 0);
+    } else if (auto idx = out.layout.toLogical(
+                   out.shape, fl::TexelCoord{item[2], item[1], item[0], 0})) {
+      // Channel c of a texel is channel 0's element plus c along the packed
+      // dim, while that stays inside the tensor; an unpacked layout has
+      // channel 0 only.
+      int packed = out.layout.packedDim();
+      for (int64_t c = 0; c < (packed >= 0 ? fl::kTexelChannels : 1); ++c) {
+        if (packed >= 0 && (*idx)[static_cast<size_t>(packed)] + c >=
+                               out.shape[static_cast<size_t>(packed)])
+          break;
+        place(*idx, packed, c);
+      }
+    }
+    const TensorAccess &a = init ? k.output : k.inputs[only];
+    std::vector<std::vector<int64_t>> &loops = loopScratch;
     // Channel c's read at iteration j of a step, unless an earlier one's
     // fetch serves it.
     auto issue = [&](size_t c, int64_t j) {
@@ -356,7 +370,7 @@ private:
         reads.push_back(mapper.lineOf(loops[c]));
     };
     if (init || a.hoisted) {
-      for (size_t c = 0; c < loops.size(); ++c)
+      for (size_t c = 0; c < n; ++c)
         issue(c, 0);
       return;
     }
@@ -369,14 +383,14 @@ private:
       rest /= walkSteps;
       for (auto it = outerLoops.rbegin(); it != outerLoops.rend(); ++it) {
         size_t l = static_cast<size_t>(*it);
-        for (std::vector<int64_t> &channel : loops)
-          channel[l] = rest % k.ranges[l];
+        for (size_t c = 0; c < n; ++c)
+          loops[c][l] = rest % k.ranges[l];
         rest /= k.ranges[l];
       }
       int64_t iterations =
           k.walkLoop >= 0 ? std::min<int64_t>(4, walkRange - 4 * walkStep) : 1;
       for (int64_t j = 0; j < iterations; ++j)
-        for (size_t c = 0; c < loops.size(); ++c) {
+        for (size_t c = 0; c < n; ++c) {
           if (k.walkLoop >= 0)
             loops[c][static_cast<size_t>(k.walkLoop)] = 4 * walkStep + j;
           issue(c, j);
@@ -399,6 +413,9 @@ private:
   LineMapper mapper;
   /// The reduction loops other than the walked one, outermost first.
   std::vector<int> outerLoops;
+  /// Per-texel tracing's buffers: each channel's loop values, an index.
+  mutable std::vector<std::vector<int64_t>> loopScratch;
+  mutable std::vector<int64_t> indexScratch;
 };
 
 } // namespace
