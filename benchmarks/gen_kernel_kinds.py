@@ -20,6 +20,9 @@ Writes OUTDIR/NAME.mlir for each and OUTDIR/cases.txt (one NAME a line).
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_gemm import gemm_function  # noqa: E402
+
 P0 = "#fbl.channel_packed<packed = 0>"
 P1 = "#fbl.channel_packed<packed = 1>"
 RT = "#fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>"
@@ -76,24 +79,6 @@ def reduction(r, c, in_enc, over_columns):
 """
 
 
-def gemm(m, n, k, form, enc):
-    a_shape = f"{k}x{m}" if form[0] == "t" else f"{m}x{k}"
-    b_shape = f"{n}x{k}" if form[1] == "t" else f"{k}x{n}"
-    a_map = "(m, n, k) -> (k, m)" if form[0] == "t" else "(m, n, k) -> (m, k)"
-    b_map = "(m, n, k) -> (n, k)" if form[1] == "t" else "(m, n, k) -> (k, n)"
-    A, B, C = (f"tensor<{a_shape}xf32, {enc}>", f"tensor<{b_shape}xf32, {enc}>",
-               f"tensor<{m}x{n}xf32, {enc}>")
-    return f"""  func.func @kernel(%a: {A}, %b: {B}) -> {C} {{
-    %zero = arith.constant 0.0 : f32
-    %e = tensor.empty() : {C}
-    %z = linalg.fill ins(%zero : f32) outs(%e : {C}) -> {C}
-    %c = linalg.matmul indexing_maps = [affine_map<{a_map}>, affine_map<{b_map}>, affine_map<(m, n, k) -> (m, n)>]
-        ins(%a, %b : {A}, {B}) outs(%z : {C}) -> {C}
-    return %c : {C}
-  }}
-"""
-
-
 def cases(target, cpu):
     big = 1024 if cpu else 4096
     mid = 512 if cpu else 2048
@@ -121,7 +106,7 @@ def cases(target, cpu):
                 for kernel, fields in (("register", ", local_tiled_gemm = false"),
                                        ("local", ", local_tiled_gemm = true")):
                     yield (f"gemm-{form}-{lname}-{kernel}-{m}x{n}x{k}",
-                           module(target, gemm(m, n, k, form, enc), fields))
+                           module(target, gemm_function("kernel", m, n, k, form, enc), fields))
 
 
 def main():
