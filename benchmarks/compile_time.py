@@ -16,7 +16,14 @@ of --repeat runs, and beside it the whole process's CPU time (user + system),
 which other load on the machine disturbs less. Prints a Markdown table;
 --json writes the figures.
 
+The pipeline runs as fbl-finetune runs it: the IR is verified when parsed,
+not after every pass (`--verify-each=0`; fbl-finetune verifies its input and
+its output, as LLVM's opt does). `--verify-each` measures fbl-opt's default
+instead, the verifier after every pass, which for a many-layer model costs
+more than the passes.
+
   compile_time.py --fbl-bin build/bin [--layers 1,2,4,8,16,32] [--repeat 3]
+                  [--verify-each]
 """
 import argparse
 import json
@@ -32,11 +39,12 @@ POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def pipeline_seconds(fbl_opt, model, policy, target):
+def pipeline_seconds(fbl_opt, model, policy, target, verify_each):
     """(pipeline wall seconds without printing, process CPU seconds)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         [fbl_opt, model, "--mlir-timing", "-o", os.devnull,
+         f"--verify-each={1 if verify_each else 0}",
          f"--fbl-training-pipeline=target={target} policy={policy} "
          "optimizer=adamw"],
         capture_output=True, text=True, check=False)
@@ -86,6 +94,8 @@ def main():
                    help="SEQxHIDDEN/HEADSxLAYERS,... ('' for none)")
     p.add_argument("--target", default="adreno-a740")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--verify-each", action="store_true",
+                   help="verify the IR after every pass (fbl-opt's default)")
     p.add_argument("--json")
     args = p.parse_args()
     fbl_opt = os.path.join(args.fbl_bin, "fbl-opt")
@@ -104,7 +114,8 @@ def main():
         for name, layers, model in configs:
             row = {"model": name, "layers": layers}
             for policy in POLICIES:
-                runs = [pipeline_seconds(fbl_opt, model, policy, args.target)
+                runs = [pipeline_seconds(fbl_opt, model, policy, args.target,
+                                         args.verify_each)
                         for _ in range(args.repeat)]
                 row[policy] = statistics.median(w for w, _ in runs)
                 row[policy + " cpu"] = statistics.median(c for _, c in runs)
@@ -123,7 +134,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"target": args.target, "repeat": args.repeat,
-                       "rows": rows}, f, indent=1)
+                       "verify_each": args.verify_each, "rows": rows}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -96,16 +96,30 @@ private:
   Attribute fit(RankedTensorType type, Attribute encoding) const;
   Attribute channelPacked(RankedTensorType type, int64_t packed) const;
   Attribute preferredRead(OpOperand &use);
+  Attribute computePreferredRead(OpOperand &use);
   double transformCost(Operation *op, Attribute src, Attribute dst);
   double computeTransformCost(Operation *op, Attribute src, Attribute dst);
   llvm::DenseMap<std::tuple<uintptr_t, Attribute, Attribute>, double>
       transformMemo;
+  // The questions every move asks again, memoized: index transforms of one
+  // structure compose layouts alike, and a type fits an encoding or not.
+  bool isIndexTransform(Operation *op);
+  Attribute composedLayout(Operation *op, Attribute source);
+  Attribute inverseComposedLayout(Operation *op, Attribute result);
+  llvm::DenseMap<Operation *, bool> indexTransformMemo;
+  llvm::DenseMap<std::tuple<uintptr_t, Attribute, unsigned>, Attribute>
+      composeMemo;
+  mutable llvm::DenseMap<std::pair<Type, Attribute>, Attribute> fitMemo;
+  llvm::DenseMap<OpOperand *, Attribute> preferredMemo;
   struct Undo;
   void setLayout(Value v, Attribute layout, Undo *undo = nullptr);
   void propagate(Value v, llvm::DenseSet<Value> &seen, Undo &undo);
   /// Moves `v` to `c`, alone or with the chain of views it reaches; returns
   /// the change of the total, with what `revert` needs in `undo`.
   double move(Value v, Attribute c, bool chain, Undo &undo);
+  /// Adds to `near` the variables whose moves `changed`'s new layouts can
+  /// price differently.
+  void markNear(ArrayRef<Value> changed, llvm::DenseSet<Value> &near);
 
   // Costs. Every op that runs a kernel (or is an index transform) has a
   // cost under the current layouts and reads; every value a relayout term.
@@ -158,7 +172,33 @@ Attribute Selection::channelPacked(RankedTensorType type,
 /// Fits `encoding` to the target (fitEncodingToLimits); null if nothing
 /// fits.
 Attribute Selection::fit(RankedTensorType type, Attribute encoding) const {
-  return fitEncodingToLimits(type, encoding, limits);
+  auto [it, inserted] = fitMemo.try_emplace({type, encoding});
+  if (inserted)
+    it->second = fitEncodingToLimits(type, encoding, limits);
+  return it->second;
+}
+
+bool Selection::isIndexTransform(Operation *op) {
+  auto [it, inserted] = indexTransformMemo.try_emplace(op);
+  if (inserted)
+    it->second = mlir::fbl::isIndexTransform(op);
+  return it->second;
+}
+
+Attribute Selection::composedLayout(Operation *op, Attribute source) {
+  auto [it, inserted] =
+      composeMemo.try_emplace({costs.structureOf(op), source, 0u});
+  if (inserted)
+    it->second = mlir::fbl::composedLayout(op, source);
+  return it->second;
+}
+
+Attribute Selection::inverseComposedLayout(Operation *op, Attribute result) {
+  auto [it, inserted] =
+      composeMemo.try_emplace({costs.structureOf(op), result, 1u});
+  if (inserted)
+    it->second = mlir::fbl::inverseComposedLayout(op, result);
+  return it->second;
 }
 
 LogicalResult Selection::build() {
@@ -266,6 +306,13 @@ LogicalResult Selection::build() {
 }
 
 Attribute Selection::preferredRead(OpOperand &use) {
+  auto [it, inserted] = preferredMemo.try_emplace(&use);
+  if (!inserted)
+    return it->second;
+  return it->second = computePreferredRead(use);
+}
+
+Attribute Selection::computePreferredRead(OpOperand &use) {
   auto type = cast<RankedTensorType>(use.get().getType());
   if (type.getRank() == 0)
     return channelPacked(type, 0);
@@ -623,13 +670,67 @@ double Selection::move(Value v, Attribute c, bool chain, Undo &undo) {
   return undo.changed.empty() ? 0.0 : update(undo);
 }
 
+void Selection::markNear(ArrayRef<Value> changed,
+                         llvm::DenseSet<Value> &near) {
+  // A move re-decides the reads of the ops next to the values it changes;
+  // whether a read pays for its relayout looks at the other readers of the
+  // same tensor. So a changed layout reaches the values of its ops (one
+  // hop) and of their tensors' other ops (two), and through chains of views
+  // every value a chained move from there reaches.
+  auto opsOf = [&](Value v, auto fn) {
+    if (Operation *def = v.getDefiningOp())
+      fn(def);
+    for (Operation *user : v.getUsers())
+      fn(user);
+  };
+  auto valuesOf = [](Operation *op, auto fn) {
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        fn(operand);
+    for (Value result : op->getResults())
+      fn(result);
+  };
+  llvm::DenseSet<Value> oneHop;
+  for (Value v : changed)
+    opsOf(v, [&](Operation *op) {
+      valuesOf(op, [&](Value u) { oneHop.insert(u); });
+    });
+  SmallVector<Value> work;
+  for (Value u : oneHop)
+    opsOf(u, [&](Operation *op) {
+      valuesOf(op, [&](Value x) {
+        if (near.insert(x).second)
+          work.push_back(x);
+      });
+    });
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    auto reach = [&](Value y) {
+      if (near.insert(y).second)
+        work.push_back(y);
+    };
+    if (Operation *def = x.getDefiningOp(); def && isIndexTransform(def))
+      reach(def->getOperand(0));
+    for (Operation *user : x.getUsers())
+      if (isIndexTransform(user) && user->getOperand(0) == x)
+        reach(user->getResult(0));
+  }
+}
+
 void Selection::search() {
   evaluateAll();
   if (policy != LayoutPolicy::FBLayout)
     return;
+  // After the first round, only variables near a move made since they were
+  // last tried can find a better one (the rest would price every
+  // candidate as before).
+  llvm::DenseSet<Value> near;
   for (int round = 0; round < 8; ++round) {
     bool improved = false;
     for (Value v : variables) {
+      if (round > 0 && !near.contains(v))
+        continue;
+      near.erase(v);
       Attribute original = layout.lookup(v);
       double bestDelta = 0.0;
       Attribute bestLayout;
@@ -638,7 +739,7 @@ void Selection::search() {
       bool nearView =
           (v.getDefiningOp() && isIndexTransform(v.getDefiningOp())) ||
           llvm::any_of(v.getUsers(),
-                       [](Operation *u) { return isIndexTransform(u); });
+                       [&](Operation *u) { return isIndexTransform(u); });
       for (Attribute c : candidates(v))
         for (bool chain : {false, true}) {
           if (chain && !nearView)
@@ -656,6 +757,7 @@ void Selection::search() {
         continue;
       Undo undo;
       move(v, bestLayout, bestChain, undo);
+      markNear(undo.changed, near);
       LDBG() << "round " << round << ": " << v << " " << original << " -> "
              << layout.lookup(v) << " (" << bestDelta << ")";
       improved = true;

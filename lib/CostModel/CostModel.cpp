@@ -111,12 +111,12 @@ class LineMapper {
 public:
   LineMapper(const TensorAccess &a, unsigned image, const CacheGeometry &g)
       : access(a), image(image), buffer(a.layout.isBuffer()),
-        lineWidth(buffer ? 16 : g.lineWidth),
-        lineHeight(buffer ? 1 : g.lineHeight), perDim(a.shape.size()) {
+        lineX(0, buffer ? 16 : g.lineWidth, 0, 1),
+        lineY(1, buffer ? 1 : g.lineHeight, 0, 1), perDim(a.shape.size()) {
     if (buffer) {
       int64_t stride = 1;
       for (size_t d = a.shape.size(); d-- > 0;) {
-        perDim[d].push_back({0, 1, 0, stride});
+        perDim[d].push_back(Term(0, 1, 0, stride));
         stride *= a.shape[d];
       }
       return;
@@ -124,7 +124,8 @@ public:
     for (unsigned axis = 0; axis < fl::kNumAxes; ++axis)
       for (const fl::FactorTerm &t :
            a.layout.terms(a.shape, static_cast<fl::Axis>(axis)))
-        perDim[t.factor.dim].push_back({axis, t.divisor, t.modulus, t.stride});
+        perDim[t.factor.dim].push_back(
+            Term(axis, t.divisor, t.modulus, t.stride));
   }
 
   /// Whether `a` issues a read at loop values `loops` (slices).
@@ -145,14 +146,10 @@ public:
     for (size_t d = 0; d < perDim.size(); ++d) {
       int l = access.loopOfDim[d];
       int64_t i = access.indexAt(d, l >= 0 ? loops[static_cast<size_t>(l)] : 0);
-      for (const Term &t : perDim[d]) {
-        int64_t v = i / t.divisor;
-        if (t.modulus)
-          v %= t.modulus;
-        coord[t.axis] += v * t.stride;
-      }
+      for (const Term &t : perDim[d])
+        coord[t.axis] += t.of(i) * t.stride;
     }
-    int64_t lx = coord[0] / lineWidth, ly = coord[1] / lineHeight;
+    int64_t lx = lineX.of(coord[0]), ly = lineY.of(coord[1]);
     uint64_t key = (static_cast<uint64_t>(image) << 58) ^
                    (static_cast<uint64_t>(coord[2]) << 44) ^
                    (static_cast<uint64_t>(ly) << 24) ^
@@ -165,14 +162,33 @@ public:
   }
 
 private:
+  /// (i / divisor) % modulus (no modulus when 0) of an index i >= 0, by
+  /// shifts and masks where they are powers of two: the tracer computes
+  /// millions per compile.
   struct Term {
     unsigned axis;
     int64_t divisor, modulus, stride;
+    int shift = -1;
+    int64_t mask = -1;
+    Term(unsigned axis, int64_t divisor, int64_t modulus, int64_t stride)
+        : axis(axis), divisor(divisor), modulus(modulus), stride(stride) {
+      if (isPowerOf2(divisor))
+        shift = __builtin_ctzll(static_cast<unsigned long long>(divisor));
+      if (modulus && isPowerOf2(modulus))
+        mask = modulus - 1;
+    }
+    int64_t of(int64_t i) const {
+      int64_t v = shift >= 0 ? i >> shift : i / divisor;
+      if (!modulus)
+        return v;
+      return mask >= 0 ? v & mask : v % modulus;
+    }
+    static bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
   };
   const TensorAccess &access;
   unsigned image;
   bool buffer;
-  int64_t lineWidth, lineHeight;
+  Term lineX, lineY;
   std::vector<std::vector<Term>> perDim;
 };
 
@@ -234,7 +250,9 @@ private:
   /// The 4 texels of `a`'s 4x4 block at `loops` over (row, col): one per
   /// position along the loop its layout does not pack.
   void block(unsigned image, const TensorAccess &a, int rowLoop, int colLoop,
-             std::vector<int64_t> loops, std::vector<Read> &reads) const {
+             std::vector<int64_t> &loops, std::vector<Read> &reads) const {
+    if (image != only)
+      return;
     int packedLoop =
         a.layout.packedDim() >= 0
             ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
@@ -245,6 +263,7 @@ private:
       loops[static_cast<size_t>(other)] = start + o;
       read(image, a, loops, reads);
     }
+    loops[static_cast<size_t>(other)] = start;
   }
 
   void registerGemm(const std::array<int64_t, 3> &item,
@@ -292,7 +311,10 @@ private:
                 kblk = t / (tileBlocks * 4);
         auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
                          int64_t tileStart, int rowLoop, int colLoop) {
-          std::vector<int64_t> at = loops;
+          if (image != only)
+            return;
+          std::vector<int64_t> &at = scratch;
+          at = loops;
           at[static_cast<size_t>(tileLoop)] = tileStart + 4 * blk;
           at[kk] = 16 * s + 4 * kblk;
           // Texel o of that block.
@@ -416,6 +438,8 @@ private:
   /// Per-texel tracing's buffers: each channel's loop values, an index.
   mutable std::vector<std::vector<int64_t>> loopScratch;
   mutable std::vector<int64_t> indexScratch;
+  /// A local GEMM's staged loop values.
+  mutable std::vector<int64_t> scratch;
 };
 
 } // namespace
@@ -479,6 +503,68 @@ struct Launch {
 };
 
 } // namespace
+
+namespace {
+void appendKey(const fl::Layout &l, std::vector<int64_t> &key) {
+  key.push_back(static_cast<int64_t>(l.kind()));
+  key.push_back(l.packedDim());
+  key.push_back(static_cast<int64_t>(l.tile().size()));
+  key.insert(key.end(), l.tile().begin(), l.tile().end());
+  for (const std::vector<fl::Factor> &axis : l.axes()) {
+    key.push_back(static_cast<int64_t>(axis.size()));
+    for (const fl::Factor &f : axis)
+      key.push_back(2 * static_cast<int64_t>(f.dim) +
+                    (f.level == fl::Level::Element ? 1 : 0));
+  }
+}
+
+template <typename T>
+void appendKey(const std::vector<T> &v, std::vector<int64_t> &key) {
+  key.push_back(static_cast<int64_t>(v.size()));
+  key.insert(key.end(), v.begin(), v.end());
+}
+
+void appendKey(const TensorAccess &a, std::vector<int64_t> &key) {
+  appendKey(a.shape, key);
+  appendKey(a.loopOfDim, key);
+  appendKey(a.layout, key);
+  appendKey(a.mul, key);
+  appendKey(a.add, key);
+  appendKey(a.div, key);
+  key.insert(key.end(), {a.outsideOf, a.issued, a.channelsShareFetch,
+                         a.stepsShareFetch, a.hoisted});
+}
+} // namespace
+
+std::vector<int64_t> fbl::cost::readKey(const KernelShape &k, unsigned input) {
+  // What the tracer and the fetch count read: the launch (kind, loops,
+  // output), the traced access and, for reads issued around another
+  // input's, that input; the number of reads sharing the cache.
+  std::vector<int64_t> key = {
+      static_cast<int64_t>(k.kind),
+      input,
+      static_cast<int64_t>(k.inputs.size()),
+      k.readsInit,
+      k.mLoop,
+      k.nLoop,
+      k.kLoop,
+      k.channelLoop,
+      k.walkLoop};
+  appendKey(k.ranges, key);
+  appendKey(k.reduction, key);
+  // Per-texel kernels run over the output's texels; GEMMs and block
+  // transposes over blocks of their loops, whatever the output's layout.
+  bool overOutput =
+      k.kind == KernelKind::PerTexel || k.kind == KernelKind::PerElement;
+  const TensorAccess &a = input < k.inputs.size() ? k.inputs[input] : k.output;
+  if (overOutput || &a == &k.output)
+    appendKey(k.output, key);
+  if (&a != &k.output)
+    appendKey(a, key);
+  if (a.outsideOf >= 0)
+    appendKey(k.inputs[static_cast<size_t>(a.outsideOf)], key);
+  return key;
+}
 
 ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
                              const DeviceModel &device) {
@@ -560,6 +646,10 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
             continue;
           starts.push_back(reads.size());
           tracer.trace(item, reads);
+          // Every item of a launch traces about as many reads as the first.
+          if (starts.size() == 1)
+            reads.reserve(reads.size() *
+                          static_cast<size_t>(sampled * launch.wgItems));
         }
   }
   // Work-items in issue order, one read each per round: waves issue in

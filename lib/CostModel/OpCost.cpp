@@ -26,15 +26,22 @@ static uintptr_t plainType(Type type) {
 }
 
 uintptr_t OpCostModel::structureOf(Operation *op) {
-  auto it = structure.find(op);
-  if (it != structure.end())
-    return it->second;
-  // The op's name, attributes, operand and result types (without layouts),
-  // and the names of its body's ops: what planKernel looks at.
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    auto it = structure.find(op);
+    if (it != structure.end())
+      return it->second;
+  }
+  // The op's name, attributes and properties, operand and result types
+  // (without layouts), and the names of its body's ops: what planKernel
+  // looks at.
   std::vector<uintptr_t> key = {
       reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()),
       reinterpret_cast<uintptr_t>(
-          op->getRawDictionaryAttrs().getAsOpaquePointer())};
+          op->getRawDictionaryAttrs().getAsOpaquePointer()),
+      // Inherent attributes (indexing maps, permutations, reassociations).
+      reinterpret_cast<uintptr_t>(
+          op->getPropertiesAsAttribute().getAsOpaquePointer())};
   // Operands from tensor.empty are never read (inserts into them).
   for (Value v : op->getOperands()) {
     key.push_back(plainType(v.getType()));
@@ -53,6 +60,7 @@ uintptr_t OpCostModel::structureOf(Operation *op) {
           key.push_back(1000 + arg.getArgNumber());
     });
   // Identical structures get the same id (the first op's).
+  std::unique_lock<std::shared_mutex> lock(mutex);
   auto [pos, inserted] =
       structureIds.try_emplace(std::move(key), reinterpret_cast<uintptr_t>(op));
   structure[op] = pos->second;
@@ -62,43 +70,44 @@ uintptr_t OpCostModel::structureOf(Operation *op) {
 fc::KernelCost OpCostModel::opCost(Operation *op,
                                    ArrayRef<Attribute> operandLayouts,
                                    ArrayRef<Attribute> resultLayouts) {
-  std::vector<uintptr_t> key = {structureOf(op)};
+  std::vector<uintptr_t> key;
+  key.reserve(2 + operandLayouts.size() + resultLayouts.size());
+  key.push_back(structureOf(op));
   for (Attribute a : operandLayouts)
     key.push_back(reinterpret_cast<uintptr_t>(a.getAsOpaquePointer()));
   key.push_back(0);
   for (Attribute a : resultLayouts)
     key.push_back(reinterpret_cast<uintptr_t>(a.getAsOpaquePointer()));
-  if (auto it = memo.find(key); it != memo.end())
-    return it->second;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+  }
   fc::KernelCost c;
   if (std::optional<fc::KernelShape> k =
           planKernel(op, operandLayouts, resultLayouts, target)) {
-    // Each read's cost depends on the kernel, the output's layout, the loop
-    // the kernel walks 4 at a time (any input packed along it sets it) and
-    // its own layout only: the search varies one layout at a time, so most
-    // reads are costed already.
+    // Reads that trace the same accesses cost the same, whichever op they
+    // belong to: the search varies one layout at a time, and ops of
+    // repeated layers and of one shape share their reads.
     std::vector<fc::ReadCost> reads;
     for (unsigned i = 0, e = k->inputs.size() + (k->readsInit ? 1 : 0); i < e;
          ++i) {
-      Attribute own = i < k->inputs.size() ? operandLayouts[k->inputOperands[i]]
-                                           : resultLayouts.front();
-      std::vector<uintptr_t> readKey = {
-          3,
-          key.front(),
-          static_cast<uintptr_t>(k->kind),
-          static_cast<uintptr_t>(k->walkLoop + 1),
-          reinterpret_cast<uintptr_t>(
-              resultLayouts.front().getAsOpaquePointer()),
-          i,
-          reinterpret_cast<uintptr_t>(own.getAsOpaquePointer())};
-      auto it = readMemo.find(readKey);
-      if (it == readMemo.end())
-        it = readMemo.emplace(std::move(readKey), fc::readCost(*k, i, device))
-                 .first;
-      reads.push_back(it->second);
+      std::vector<int64_t> readKey = fc::readKey(*k, i);
+      {
+        std::shared_lock<std::shared_mutex> lock(mutex);
+        if (auto it = readMemo.find(readKey); it != readMemo.end()) {
+          reads.push_back(it->second);
+          continue;
+        }
+      }
+      fc::ReadCost r = fc::readCost(*k, i, device);
+      std::unique_lock<std::shared_mutex> lock(mutex);
+      readMemo.emplace(std::move(readKey), r);
+      reads.push_back(r);
     }
     c = fc::launchCost(*k, reads, device);
   }
+  std::unique_lock<std::shared_mutex> lock(mutex);
   memo.emplace(std::move(key), c);
   return c;
 }
@@ -122,12 +131,16 @@ fc::KernelCost OpCostModel::relayoutCost(RankedTensorType type, Attribute from,
       2, plainType(type),
       reinterpret_cast<uintptr_t>(from.getAsOpaquePointer()),
       reinterpret_cast<uintptr_t>(to.getAsOpaquePointer())};
-  if (auto it = memo.find(key); it != memo.end())
-    return it->second;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+  }
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   fc::KernelCost c = fc::kernelCost(
       fc::relayoutKernel(shape, layoutOf(type, from), layoutOf(type, to)),
       device);
+  std::unique_lock<std::shared_mutex> lock(mutex);
   memo.emplace(std::move(key), c);
   return c;
 }

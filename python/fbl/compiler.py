@@ -123,7 +123,9 @@ def compile(model: Union[str, os.PathLike], *, policy: str = "fblayout",
                 with open(path, "w") as f:
                     f.write(text)
             compiled = os.path.join(work, "compiled.mlir")
-            _run([_tool("fbl-opt"), path,
+            # Verified when parsed here and again by fbl-translate, not
+            # after every pass (as fbl-finetune and LLVM's opt do).
+            _run([_tool("fbl-opt"), path, "--verify-each=0",
                   f"--fbl-training-pipeline={' '.join(options)}", "-o",
                   compiled])
             # fbl-translate emits @f_step when there is one, else @f_grad.

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -139,7 +140,12 @@ fbl::finetune::compileStep(const models::ModelConfig &config,
   if (failed(mlir::parsePassPipeline(passes, pm, parseErrors)))
     return compileError("internal error: bad pipeline '" + pipeline +
                         "': " + parseError);
-  if (failed(pm.run(*module)))
+  // Like LLVM's opt: the input and the output are verified, not the IR
+  // between passes (which, for a model of many layers, costs more than the
+  // passes themselves).
+  pm.enableVerifier(false);
+  if (failed(mlir::verify(*module)) || failed(pm.run(*module)) ||
+      failed(mlir::verify(*module)))
     return compileError(firstError.empty() ? "the training pipeline failed"
                                            : firstError);
 

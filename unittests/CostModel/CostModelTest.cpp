@@ -5,13 +5,15 @@
 // and the
 // orderings selection relies on: a cache too small for the footprint misses
 // more, more compute units take less time, the sample does not grow with
-// the tensors.
+// the tensors; reads with equal keys cost the same.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fbl/CostModel/CostModel.h"
 
 #include <gtest/gtest.h>
+
+#include <random>
 
 using namespace fbl;
 using namespace fbl::cost;
@@ -300,4 +302,53 @@ TEST(CostModelTest, LaunchTimeIsTheLargerBound) {
   w.fetches = 4000;
   EXPECT_DOUBLE_EQ(target::launchTimeNs(e, w),
                    e.launchNs + std::max(2 * throughput, 2 * latency));
+}
+
+/// A layout of 2-D tensors drawn from the ones selection tries.
+static Layout randomLayout(std::mt19937 &rng) {
+  int packed = static_cast<int>(rng() % 2);
+  switch (rng() % 3) {
+  case 0:
+    return Layout::channelPacked(2, packed);
+  case 1:
+    return Layout::rtile(2, 4, 4, packed, layout::IntraTileOrder::RowsOnX,
+                         layout::InterTileOrder::RowMajor);
+  default:
+    return Layout::rtile(2, 4, 4, packed, layout::IntraTileOrder::Linear,
+                         layout::InterTileOrder::RowMajor);
+  }
+}
+
+// The memo of reads trusts readKey: what it leaves out must not change the
+// cost. A GEMM's read of A does not depend on B's layout or C's; a
+// per-texel kernel's read depends on the output's layout (its grid).
+TEST(CostModelTest, ReadsWithEqualKeysCostTheSame) {
+  std::mt19937 rng(11);
+  DeviceModel d = bigDevice();
+  d.cache.bytes = 4096; // small enough for layouts to differ in misses
+  for (int trial = 0; trial < 40; ++trial) {
+    int64_t m = 4 * (1 + rng() % 12), n = 4 * (1 + rng() % 12),
+            k = 4 * (1 + rng() % 12);
+    Layout a = randomLayout(rng);
+    KernelShape s = matmul(m, n, k, a, randomLayout(rng), randomLayout(rng),
+                           KernelKind::RegisterTiledGemm);
+    KernelShape t = matmul(m, n, k, a, randomLayout(rng), randomLayout(rng),
+                           KernelKind::RegisterTiledGemm);
+    ASSERT_EQ(readKey(s, 0), readKey(t, 0));
+    ReadCost x = readCost(s, 0, d), y = readCost(t, 0, d);
+    EXPECT_EQ(x.fetches, y.fetches);
+    EXPECT_EQ(x.misses, y.misses);
+
+    Layout in = randomLayout(rng);
+    KernelShape e = elementwise(m, n, randomLayout(rng), {in});
+    KernelShape f = elementwise(m, n, randomLayout(rng), {in});
+    planReads(e);
+    planReads(f);
+    bool sameOutput = e.output.layout.str() == f.output.layout.str();
+    EXPECT_EQ(readKey(e, 0) == readKey(f, 0), sameOutput);
+    if (readKey(e, 0) == readKey(f, 0)) {
+      EXPECT_EQ(readCost(e, 0, d).fetches, readCost(f, 0, d).fetches);
+      EXPECT_EQ(readCost(e, 0, d).misses, readCost(f, 0, d).misses);
+    }
+  }
 }

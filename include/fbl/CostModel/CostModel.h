@@ -203,6 +203,11 @@ std::array<int64_t, 3> workgroupFor(const std::array<int64_t, 3> &items,
 ReadCost readCost(const KernelShape &k, unsigned input,
                   const DeviceModel &device);
 
+/// Everything readCost(k, input, device) depends on besides the device, as
+/// a key: reads of different ops that trace the same accesses (the same
+/// tensor shapes and layouts under the same kernel) share one simulation.
+std::vector<int64_t> readKey(const KernelShape &k, unsigned input);
+
 /// One launch of `k` whose reads cost `reads`: adds gathers, writes, time.
 KernelCost launchCost(const KernelShape &k, const std::vector<ReadCost> &reads,
                       const DeviceModel &device);

@@ -17,11 +17,14 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Hashing.h"
 
+#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
 namespace mlir::fbl {
 
+/// Thread-safe: the functions of a module may be costed in parallel, sharing
+/// what one asked with the others.
 class OpCostModel {
 public:
   explicit OpCostModel(TargetAttr target);
@@ -51,15 +54,23 @@ private:
       return llvm::hash_combine_range(key.begin(), key.end());
     }
   };
+  struct ReadKeyHash {
+    size_t operator()(const std::vector<int64_t> &key) const {
+      return llvm::hash_combine_range(key.begin(), key.end());
+    }
+  };
   template <typename T>
   using KeyMap = std::unordered_map<std::vector<uintptr_t>, T, KeyHash>;
 
   TargetAttr target;
   ::fbl::cost::DeviceModel device;
+  /// Guards the memos below.
+  std::shared_mutex mutex;
   llvm::DenseMap<Operation *, uintptr_t> structure;
   KeyMap<uintptr_t> structureIds;
   KeyMap<::fbl::cost::KernelCost> memo;
-  KeyMap<::fbl::cost::ReadCost> readMemo;
+  std::unordered_map<std::vector<int64_t>, ::fbl::cost::ReadCost, ReadKeyHash>
+      readMemo;
 };
 
 } // namespace mlir::fbl

@@ -21,6 +21,11 @@
 // valid range of each integer input is recorded (InputRanges.cpp) for the
 // runtime's check before upload.
 //
+// Repeated layers lower the same ops again and again: an op equivalent to
+// one lowered before (same op, attributes, body, operand types and layouts,
+// the same captured values) gets a copy of that one's kernels instead
+// (RepeatedKernels below).
+//
 //===----------------------------------------------------------------------===//
 
 #include "LowerToKernels/KernelLowerings.h"
@@ -32,6 +37,11 @@
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLLOWERTOKERNELSPASS
@@ -81,6 +91,146 @@ static DictionaryAttr estimateAttr(MLIRContext *ctx,
 }
 
 namespace {
+/// Ops that lower to the same kernels: each op of a function is matched,
+/// before anything is lowered, with the first equivalent op before it; what
+/// that one's lowering created is cloned for the others.
+class RepeatedKernels {
+public:
+  /// Groups `ops` (top-level ops of one block, in order).
+  explicit RepeatedKernels(ArrayRef<Operation *> ops);
+
+  /// The earlier op `op` repeats, or null.
+  Operation *original(Operation *op) const { return originals.lookup(op); }
+
+  /// Records what lowering `op` created between `before` and `after` (its
+  /// old neighbours; null at the block's ends). `operands` are its operands
+  /// and `uses` one use of each of its results (null for unused ones), both
+  /// taken before lowering.
+  void record(Operation *op, ValueRange operands, ArrayRef<OpOperand *> uses,
+              Block *block, Operation *before, Operation *after);
+
+  /// Lowers `op` as a copy of `original`'s kernels; false when what
+  /// `original` created cannot be copied (lower `op` itself then).
+  bool copy(Operation *op, Operation *original, unsigned &counter);
+
+private:
+  struct Lowered {
+    SmallVector<Value> operands;  ///< the original's, when it was lowered
+    SmallVector<Operation *> ops; ///< what its lowering created, in order
+    SmallVector<Value> results;   ///< what replaced each result (or null)
+  };
+  llvm::DenseMap<Operation *, Operation *> originals;
+  llvm::DenseMap<Operation *, Lowered> lowered;
+};
+} // namespace
+
+/// Whether `a` and `b` lower to the same kernels up to their tensor
+/// operands: equal ops, bodies, types (with layouts) and captured values,
+/// the same operands repeated, the same operands fresh tensors.
+static bool lowersAlike(Operation *a, Operation *b) {
+  if (a->getNumOperands() != b->getNumOperands())
+    return false;
+  for (unsigned i = 0, e = a->getNumOperands(); i < e; ++i) {
+    Value x = a->getOperand(i), y = b->getOperand(i);
+    if (!isa<RankedTensorType>(x.getType()) && x != y)
+      return false;
+    if (static_cast<bool>(x.getDefiningOp<tensor::EmptyOp>()) !=
+        static_cast<bool>(y.getDefiningOp<tensor::EmptyOp>()))
+      return false;
+    for (unsigned j = 0; j < i; ++j)
+      if ((a->getOperand(j) == x) != (b->getOperand(j) == y))
+        return false;
+  }
+  // Values of the two bodies found to correspond (block arguments, results).
+  llvm::DenseMap<Value, Value> inner;
+  auto equivalent = [&](Value x, Value y) {
+    if (x == y || inner.lookup(x) == y)
+      return success();
+    for (unsigned i = 0, e = a->getNumOperands(); i < e; ++i)
+      if (a->getOperand(i) == x && b->getOperand(i) == y)
+        return success(x.getType() == y.getType());
+    return failure(); // captured values must be the same
+  };
+  return OperationEquivalence::isEquivalentTo(
+      a, b, equivalent, [&](Value x, Value y) { inner[x] = y; },
+      OperationEquivalence::IgnoreLocations);
+}
+
+RepeatedKernels::RepeatedKernels(ArrayRef<Operation *> ops) {
+  auto typeHash = [](Value v) { return hash_value(v.getType()); };
+  llvm::DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> seen;
+  for (Operation *op : ops) {
+    SmallVector<Operation *, 1> &bucket =
+        seen[OperationEquivalence::computeHash(
+            op, typeHash, typeHash, OperationEquivalence::IgnoreLocations)];
+    auto it = llvm::find_if(
+        bucket, [&](Operation *first) { return lowersAlike(first, op); });
+    if (it != bucket.end())
+      originals[op] = *it;
+    else
+      bucket.push_back(op);
+  }
+}
+
+void RepeatedKernels::record(Operation *op, ValueRange operands,
+                             ArrayRef<OpOperand *> uses, Block *block,
+                             Operation *before, Operation *after) {
+  Lowered l;
+  l.operands = operands;
+  auto it = before ? std::next(before->getIterator()) : block->begin();
+  auto end = after ? after->getIterator() : block->end();
+  llvm::DenseSet<Value> created;
+  for (; it != end; ++it) {
+    // Copies may use the original's operands, values it created and
+    // values that come before it (captured, the same for its repeats).
+    for (Value v : it->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == block && !created.contains(v) &&
+          !llvm::is_contained(l.operands, v) &&
+          (!before || !def->isBeforeInBlock(before)) && def != before)
+        return;
+    l.ops.push_back(&*it);
+    for (Value r : it->getResults())
+      created.insert(r);
+  }
+  for (OpOperand *use : uses) {
+    Value r = use ? use->get() : Value();
+    if (r && !created.contains(r))
+      return;
+    l.results.push_back(r);
+  }
+  lowered[op] = std::move(l);
+}
+
+bool RepeatedKernels::copy(Operation *op, Operation *original,
+                           unsigned &counter) {
+  auto it = lowered.find(original);
+  if (it == lowered.end())
+    return false;
+  const Lowered &l = it->second;
+  for (auto [result, replacement] : llvm::zip(op->getResults(), l.results))
+    if (!replacement && !result.use_empty())
+      return false;
+  IRMapping mapping;
+  mapping.map(l.operands, op->getOperands());
+  OpBuilder b(op);
+  for (Operation *created : l.ops) {
+    Operation *clone = b.clone(*created, mapping);
+    if (auto dispatch = dyn_cast<DispatchOp>(clone)) {
+      // A kernel of its own name: k<n>_<family>.
+      StringRef family = dispatch.getKernel().split('_').second;
+      dispatch.setKernelAttr(FlatSymbolRefAttr::get(
+          b.getContext(), ("k" + Twine(counter++) + "_" + family).str()));
+    }
+  }
+  for (auto [result, replacement] : llvm::zip(op->getResults(), l.results))
+    if (replacement)
+      result.replaceAllUsesWith(mapping.lookup(replacement));
+  op->erase();
+  return true;
+}
+
+namespace {
 struct LowerToKernelsPass
     : public mlir::fbl::impl::FBLLowerToKernelsPassBase<LowerToKernelsPass> {
   using Base::Base;
@@ -114,7 +264,17 @@ struct LowerToKernelsPass
             (isa<arith::ConstantOp>(op) &&
              getLayoutEncoding(op.getResult(0).getType())))
           work.push_back(&op);
+      RepeatedKernels repeated(work);
+      Block &body = func.getBody().front();
       for (Operation *op : work) {
+        if (Operation *original = repeated.original(op))
+          if (repeated.copy(op, original, counter))
+            continue;
+        SmallVector<Value> operands = op->getOperands();
+        SmallVector<OpOperand *> uses;
+        for (Value r : op->getResults())
+          uses.push_back(r.use_empty() ? nullptr : &*r.use_begin());
+        Operation *before = op->getPrevNode();
         // The cost model's estimate of the kernel, asked before the op is
         // gone, goes on the dispatch that replaces it.
         ::fbl::cost::KernelCost estimate =
@@ -130,6 +290,15 @@ struct LowerToKernelsPass
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))
           dispatch->setAttr(FBLDialect::getEstimateAttrName(),
                             estimateAttr(dispatch.getContext(), estimate));
+        if (cse) {
+          IRRewriter rewriter(&getContext());
+          DominanceInfo dominance;
+          auto first = before ? std::next(before->getIterator()) : body.begin();
+          for (Operation &created : llvm::make_range(first, next->getIterator()))
+            if (isa<DispatchOp>(created))
+              eliminateCommonSubExpressions(rewriter, dominance, &created);
+        }
+        repeated.record(op, operands, uses, &body, before, next);
       }
       // Assertions became input ranges the runtime checks on the host
       // (recordInputRanges); kernels do not evaluate them.

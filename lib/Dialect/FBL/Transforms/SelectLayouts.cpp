@@ -17,6 +17,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLSELECTLAYOUTSPASS
@@ -118,15 +120,23 @@ struct SelectLayoutsPass
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && isTrainingFunction(func))
         functions.push_back(func);
-    for (func::FuncOp func : functions) {
-      Block &block = func.getBody().front();
-      splitSharedInits(block);
-      FailureOr<LayoutPlan> plan = selectLayouts(func, *parsed, costs);
-      if (failed(plan))
-        return signalPassFailure();
-      if (failed(apply(func, *plan)))
-        return signalPassFailure();
-    }
+    // Functions are laid out independently (in parallel when the context
+    // allows threads), sharing the cost model's answers; diagnostics come
+    // out in function order.
+    ParallelDiagnosticHandler diagnostics(&getContext());
+    LogicalResult result = failableParallelForEachN(
+        &getContext(), 0, functions.size(), [&](size_t i) {
+          diagnostics.setOrderIDForThread(i);
+          func::FuncOp func = functions[i];
+          splitSharedInits(func.getBody().front());
+          FailureOr<LayoutPlan> plan = selectLayouts(func, *parsed, costs);
+          LogicalResult done =
+              succeeded(plan) ? apply(func, *plan) : LogicalResult(failure());
+          diagnostics.eraseOrderIDForThread();
+          return done;
+        });
+    if (failed(result))
+      signalPassFailure();
   }
 
   LogicalResult apply(func::FuncOp func, LayoutPlan &plan) {

@@ -49,10 +49,11 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createFBLTrainingReportPass(report));
   }
   if (options.kernels) {
-    pm.addPass(createFBLLowerToKernelsPass());
-    // Kernel bodies are isolated from above: CSE each on its own, in
-    // parallel.
-    pm.nest<func::FuncOp>().nest<DispatchOp>().addPass(createCSEPass());
+    // Each distinct kernel body CSE'd once, as it is built; repeats are
+    // copies of clean bodies.
+    FBLLowerToKernelsPassOptions lower;
+    lower.cse = true;
+    pm.addPass(createFBLLowerToKernelsPass(lower));
     pm.addPass(createFBLPlanMemoryPass());
   }
 }

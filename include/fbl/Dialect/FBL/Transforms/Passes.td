@@ -398,7 +398,19 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     register-tiled kernel, or the local-memory tiled one on targets with
     `local_tiled_gemm`. Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
+
+    Ops that repeat an earlier op (the same op, attributes, body, operand
+    types and layouts and captured values: the layers of a model) get a
+    copy of its kernels instead of a lowering of their own. With `cse`,
+    each kernel body is cleaned by common-subexpression elimination as it
+    is built, so that copies are clean too (the training pipeline's way:
+    one CSE per distinct kernel instead of one per kernel).
   }];
+  let options = [
+    Option<"cse", "cse", "bool", /*default=*/"false",
+           "Eliminate common subexpressions in each kernel body as it is "
+           "built">
+  ];
   let dependentDialects = ["::mlir::fbl::FBLDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
