@@ -670,8 +670,7 @@ double Selection::move(Value v, Attribute c, bool chain, Undo &undo) {
   return undo.changed.empty() ? 0.0 : update(undo);
 }
 
-void Selection::markNear(ArrayRef<Value> changed,
-                         llvm::DenseSet<Value> &near) {
+void Selection::markNear(ArrayRef<Value> changed, llvm::DenseSet<Value> &near) {
   // A move re-decides the reads of the ops next to the values it changes;
   // whether a read pays for its relayout looks at the other readers of the
   // same tensor. So a changed layout reaches the values of its ops (one

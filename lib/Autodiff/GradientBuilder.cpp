@@ -75,10 +75,15 @@ bool mlir::fbl::returnsScalarLoss(func::FuncOp func) {
 }
 
 void mlir::fbl::cleanUpDifferentiatedFunction(func::FuncOp func) {
+  // One block: region simplification would only walk every region after
+  // every rewrite.
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-  (void)applyPatternsGreedily(func, std::move(patterns));
+  (void)applyPatternsGreedily(
+      func, std::move(patterns),
+      GreedyRewriteConfig().setRegionSimplificationLevel(
+          GreedySimplifyRegionLevel::Disabled));
   IRRewriter rewriter(ctx);
   DominanceInfo dominance(func);
   eliminateCommonSubExpressions(rewriter, dominance, func);

@@ -64,7 +64,10 @@ bool mlir::fbl::normalizeUnitDimIndexMaps(func::FuncOp func) {
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
                                                      func.getContext());
   tensor::populateFoldTensorEmptyPatterns(patterns);
-  (void)applyPatternsGreedily(func, std::move(patterns));
+  (void)applyPatternsGreedily(
+      func, std::move(patterns),
+      GreedyRewriteConfig().setRegionSimplificationLevel(
+          GreedySimplifyRegionLevel::Disabled));
   return true;
 }
 

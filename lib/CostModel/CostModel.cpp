@@ -540,16 +540,15 @@ std::vector<int64_t> fbl::cost::readKey(const KernelShape &k, unsigned input) {
   // What the tracer and the fetch count read: the launch (kind, loops,
   // output), the traced access and, for reads issued around another
   // input's, that input; the number of reads sharing the cache.
-  std::vector<int64_t> key = {
-      static_cast<int64_t>(k.kind),
-      input,
-      static_cast<int64_t>(k.inputs.size()),
-      k.readsInit,
-      k.mLoop,
-      k.nLoop,
-      k.kLoop,
-      k.channelLoop,
-      k.walkLoop};
+  std::vector<int64_t> key = {static_cast<int64_t>(k.kind),
+                              input,
+                              static_cast<int64_t>(k.inputs.size()),
+                              k.readsInit,
+                              k.mLoop,
+                              k.nLoop,
+                              k.kLoop,
+                              k.channelLoop,
+                              k.walkLoop};
   appendKey(k.ranges, key);
   appendKey(k.reduction, key);
   // Per-texel kernels run over the output's texels; GEMMs and block

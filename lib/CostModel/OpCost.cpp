@@ -35,7 +35,7 @@ uintptr_t OpCostModel::structureOf(Operation *op) {
   // The op's name, attributes and properties, operand and result types
   // (without layouts), and the names of its body's ops: what planKernel
   // looks at.
-  std::vector<uintptr_t> key = {
+  Key key = {
       reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()),
       reinterpret_cast<uintptr_t>(
           op->getRawDictionaryAttrs().getAsOpaquePointer()),
@@ -70,7 +70,7 @@ uintptr_t OpCostModel::structureOf(Operation *op) {
 fc::KernelCost OpCostModel::opCost(Operation *op,
                                    ArrayRef<Attribute> operandLayouts,
                                    ArrayRef<Attribute> resultLayouts) {
-  std::vector<uintptr_t> key;
+  Key key;
   key.reserve(2 + operandLayouts.size() + resultLayouts.size());
   key.push_back(structureOf(op));
   for (Attribute a : operandLayouts)
@@ -127,10 +127,9 @@ fc::KernelCost OpCostModel::opCost(Operation *op) {
 
 fc::KernelCost OpCostModel::relayoutCost(RankedTensorType type, Attribute from,
                                          Attribute to) {
-  std::vector<uintptr_t> key = {
-      2, plainType(type),
-      reinterpret_cast<uintptr_t>(from.getAsOpaquePointer()),
-      reinterpret_cast<uintptr_t>(to.getAsOpaquePointer())};
+  Key key = {2, plainType(type),
+             reinterpret_cast<uintptr_t>(from.getAsOpaquePointer()),
+             reinterpret_cast<uintptr_t>(to.getAsOpaquePointer())};
   {
     std::shared_lock<std::shared_mutex> lock(mutex);
     if (auto it = memo.find(key); it != memo.end())

@@ -16,6 +16,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <shared_mutex>
 #include <unordered_map>
@@ -49,8 +50,11 @@ public:
   const ::fbl::cost::DeviceModel &getDevice() const { return device; }
 
 private:
+  /// Memo keys: an op's structure and layouts fit inline (no allocation per
+  /// question; the search asks millions).
+  using Key = llvm::SmallVector<uintptr_t, 8>;
   struct KeyHash {
-    size_t operator()(const std::vector<uintptr_t> &key) const {
+    size_t operator()(const Key &key) const {
       return llvm::hash_combine_range(key.begin(), key.end());
     }
   };
@@ -59,8 +63,7 @@ private:
       return llvm::hash_combine_range(key.begin(), key.end());
     }
   };
-  template <typename T>
-  using KeyMap = std::unordered_map<std::vector<uintptr_t>, T, KeyHash>;
+  template <typename T> using KeyMap = std::unordered_map<Key, T, KeyHash>;
 
   TargetAttr target;
   ::fbl::cost::DeviceModel device;

@@ -189,8 +189,7 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
         return WalkResult::interrupt();
     // A kernel body holds scalars and the handles of the dispatch's own
     // tensors (checked above as its block arguments).
-    return isa<DispatchOp>(nested) ? WalkResult::skip()
-                                   : WalkResult::advance();
+    return isa<DispatchOp>(nested) ? WalkResult::skip() : WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
 }

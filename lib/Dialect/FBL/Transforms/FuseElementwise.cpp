@@ -41,7 +41,12 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // The function is one block: nothing for region simplification to do
+    // but walk every region after every rewrite.
+    if (failed(applyPatternsGreedily(
+            getOperation(), std::move(patterns),
+            GreedyRewriteConfig().setRegionSimplificationLevel(
+                GreedySimplifyRegionLevel::Disabled))))
       return signalPassFailure();
   }
 };

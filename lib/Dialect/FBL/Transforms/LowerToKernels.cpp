@@ -294,7 +294,8 @@ struct LowerToKernelsPass
           IRRewriter rewriter(&getContext());
           DominanceInfo dominance;
           auto first = before ? std::next(before->getIterator()) : body.begin();
-          for (Operation &created : llvm::make_range(first, next->getIterator()))
+          for (Operation &created :
+               llvm::make_range(first, next->getIterator()))
             if (isa<DispatchOp>(created))
               eliminateCommonSubExpressions(rewriter, dominance, &created);
         }

@@ -40,7 +40,12 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createFBLSelectLayoutsPass(select));
   pm.addPass(createFBLMaterializeRTilePass());
   pm.addPass(createFBLFoldIndexTransformsPass());
-  pm.addPass(createCanonicalizerPass());
+  // Training functions are one block whose ops hold one-block bodies:
+  // region simplification would only walk them all after every rewrite.
+  GreedyRewriteConfig canonicalize;
+  canonicalize.setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(canonicalize));
   pm.addPass(createCSEPass());
   if (!options.report.empty()) {
     FBLTrainingReportPassOptions report;
