@@ -106,6 +106,7 @@ private:
   bool isIndexTransform(Operation *op);
   Attribute composedLayout(Operation *op, Attribute source);
   Attribute inverseComposedLayout(Operation *op, Attribute result);
+  Attribute composed(Operation *op, Attribute layout, bool inverse);
   llvm::DenseMap<Operation *, bool> indexTransformMemo;
   llvm::DenseMap<std::tuple<uintptr_t, Attribute, unsigned>, Attribute>
       composeMemo;
@@ -186,18 +187,19 @@ bool Selection::isIndexTransform(Operation *op) {
 }
 
 Attribute Selection::composedLayout(Operation *op, Attribute source) {
-  auto [it, inserted] =
-      composeMemo.try_emplace({costs.structureOf(op), source, 0u});
-  if (inserted)
-    it->second = mlir::fbl::composedLayout(op, source);
-  return it->second;
+  return composed(op, source, /*inverse=*/false);
 }
 
 Attribute Selection::inverseComposedLayout(Operation *op, Attribute result) {
+  return composed(op, result, /*inverse=*/true);
+}
+
+Attribute Selection::composed(Operation *op, Attribute layout, bool inverse) {
   auto [it, inserted] =
-      composeMemo.try_emplace({costs.structureOf(op), result, 1u});
+      composeMemo.try_emplace({costs.structureOf(op), layout, inverse});
   if (inserted)
-    it->second = mlir::fbl::inverseComposedLayout(op, result);
+    it->second = inverse ? mlir::fbl::inverseComposedLayout(op, layout)
+                         : mlir::fbl::composedLayout(op, layout);
   return it->second;
 }
 
