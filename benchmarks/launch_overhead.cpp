@@ -1,0 +1,149 @@
+//===- launch_overhead.cpp - What launching an empty kernel costs ---------===//
+//
+//   launch_overhead [LAUNCHES] [DEVICE_INDEX]
+//
+// The floor under every fbl kernel: an empty kernel over one work-group,
+// launched on an in-order queue (as libfbl_runtime does) three ways, each
+// the median of 15 rounds of LAUNCHES launches:
+//   sync      enqueue then clFinish, one at a time (a round trip per kernel);
+//   queued    LAUNCHES enqueues, one clFinish at the end (a training step:
+//             kernels back to back), per launch;
+//   device    profiled: each kernel's start-to-end, and the gap from one
+//             kernel's end to the next one's start, on the device's clock.
+// A training step of K kernels costs at least K x queued.
+//
+//===----------------------------------------------------------------------===//
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+static void check(cl_int e, const char *what) {
+  if (e != CL_SUCCESS) {
+    std::fprintf(stderr, "launch_overhead: %s failed (%d)\n", what, e);
+    std::exit(1);
+  }
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  int launches = argc > 1 ? std::atoi(argv[1]) : 200;
+  size_t devIndex = argc > 2 ? std::stoul(argv[2]) : 0;
+  if (launches < 2) {
+    std::fprintf(stderr, "usage: launch_overhead [LAUNCHES >= 2] [DEV]\n");
+    return 2;
+  }
+  cl_uint np = 0;
+  check(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(np);
+  clGetPlatformIDs(np, platforms.data(), nullptr);
+  std::vector<cl_device_id> devices;
+  for (cl_platform_id p : platforms) {
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> d(nd);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, d.data(), nullptr);
+    devices.insert(devices.end(), d.begin(), d.end());
+  }
+  if (devIndex >= devices.size()) {
+    std::fprintf(stderr, "launch_overhead: no device %zu\n", devIndex);
+    return 1;
+  }
+  cl_device_id device = devices[devIndex];
+  char name[256] = {0};
+  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+  cl_int err;
+  cl_context context =
+      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  cl_command_queue queue =
+      clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &err);
+  check(err, "clCreateCommandQueue");
+  // An argument, as every fbl kernel has: the launch sets and checks it.
+  const char *source = "__kernel void empty(__global float *out) {}";
+  cl_program program =
+      clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+  check(err, "clCreateProgramWithSource");
+  check(clBuildProgram(program, 1, &device, "", nullptr, nullptr),
+        "clBuildProgram");
+  cl_kernel kernel = clCreateKernel(program, "empty", &err);
+  check(err, "clCreateKernel");
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * sizeof(float),
+                              nullptr, &err);
+  check(err, "clCreateBuffer");
+  check(clSetKernelArg(kernel, 0, sizeof(cl_mem), &out), "clSetKernelArg");
+  size_t global = 64, local = 64;
+  auto launch = [&](cl_event *event) {
+    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0,
+                                 nullptr, event),
+          "clEnqueueNDRangeKernel");
+  };
+  using clock = std::chrono::steady_clock;
+  auto us = [](clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
+  // Warm-up: the first launches compile and allocate.
+  for (int i = 0; i < 20; ++i)
+    launch(nullptr);
+  check(clFinish(queue), "clFinish");
+
+  std::vector<double> sync, queued, busy, gap;
+  for (int round = 0; round < 15; ++round) {
+    auto t0 = clock::now();
+    for (int i = 0; i < launches; ++i) {
+      launch(nullptr);
+      clFinish(queue);
+    }
+    sync.push_back(us(clock::now() - t0) / launches);
+
+    t0 = clock::now();
+    for (int i = 0; i < launches; ++i)
+      launch(nullptr);
+    check(clFinish(queue), "clFinish");
+    queued.push_back(us(clock::now() - t0) / launches);
+
+    std::vector<cl_event> events(static_cast<size_t>(launches));
+    for (cl_event &e : events)
+      launch(&e);
+    check(clFinish(queue), "clFinish");
+    cl_ulong lastEnd = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      cl_ulong start = 0, end = 0;
+      clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START,
+                              sizeof(start), &start, nullptr);
+      clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof(end),
+                              &end, nullptr);
+      busy.push_back(static_cast<double>(end - start) / 1000.0);
+      if (i > 0 && start >= lastEnd)
+        gap.push_back(static_cast<double>(start - lastEnd) / 1000.0);
+      lastEnd = end;
+      clReleaseEvent(events[i]);
+    }
+  }
+  std::printf("device: %s\n", name);
+  std::printf("launches per round: %d, rounds: 15 (medians)\n", launches);
+  std::printf("sync (enqueue + clFinish each): %.2f us per launch\n",
+              median(sync));
+  std::printf("queued (one clFinish per round): %.2f us per launch\n",
+              median(queued));
+  std::printf("device start-to-end: %.2f us\n", median(busy));
+  if (!gap.empty())
+    std::printf("device gap between kernels: %.2f us\n", median(gap));
+  clReleaseMemObject(out);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return 0;
+}
