@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "ProfilingQueue.h"
+
 #include <clblast.h>
 
 #include <algorithm>
@@ -19,13 +19,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-static void check(cl_int e, const char *what) {
-  if (e != CL_SUCCESS) {
-    std::fprintf(stderr, "clblast_gemm: %s failed (%d)\n", what, e);
-    std::exit(1);
-  }
-}
 
 int main(int argc, char **argv) {
   if (argc < 5) {
@@ -37,32 +30,11 @@ int main(int argc, char **argv) {
   std::string form = argv[4];
   int iterations = argc > 5 ? std::atoi(argv[5]) : 20;
   size_t devIndex = argc > 6 ? std::stoul(argv[6]) : 0;
-  cl_uint np = 0;
-  check(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(np);
-  clGetPlatformIDs(np, platforms.data(), nullptr);
-  std::vector<cl_device_id> devices;
-  for (cl_platform_id p : platforms) {
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
-      continue;
-    std::vector<cl_device_id> d(nd);
-    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, d.data(), nullptr);
-    devices.insert(devices.end(), d.begin(), d.end());
-  }
-  if (devIndex >= devices.size()) {
-    std::fprintf(stderr, "clblast_gemm: no device %zu\n", devIndex);
-    return 1;
-  }
-  cl_device_id device = devices[devIndex];
-  char name[256] = {0};
-  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+  ProfilingQueue pq = openProfilingQueue("clblast_gemm", devIndex);
+  cl_context ctx = pq.context;
+  cl_command_queue queue = pq.queue;
+  const char *name = pq.name.c_str();
   cl_int err;
-  cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  cl_command_queue queue =
-      clCreateCommandQueue(ctx, device, CL_QUEUE_PROFILING_ENABLE, &err);
-  check(err, "clCreateCommandQueue");
   std::vector<float> ha(m * k, 0.5f), hb(k * n, 0.25f), hc(m * n, 0.0f);
   cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                             ha.size() * 4, ha.data(), &err);

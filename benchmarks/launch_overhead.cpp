@@ -14,8 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "ProfilingQueue.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,10 +24,7 @@
 #include <vector>
 
 static void check(cl_int e, const char *what) {
-  if (e != CL_SUCCESS) {
-    std::fprintf(stderr, "launch_overhead: %s failed (%d)\n", what, e);
-    std::exit(1);
-  }
+  checkCL("launch_overhead", e, what);
 }
 
 static double median(std::vector<double> v) {
@@ -43,39 +39,17 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: launch_overhead [LAUNCHES >= 2] [DEV]\n");
     return 2;
   }
-  cl_uint np = 0;
-  check(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(np);
-  clGetPlatformIDs(np, platforms.data(), nullptr);
-  std::vector<cl_device_id> devices;
-  for (cl_platform_id p : platforms) {
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
-      continue;
-    std::vector<cl_device_id> d(nd);
-    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, d.data(), nullptr);
-    devices.insert(devices.end(), d.begin(), d.end());
-  }
-  if (devIndex >= devices.size()) {
-    std::fprintf(stderr, "launch_overhead: no device %zu\n", devIndex);
-    return 1;
-  }
-  cl_device_id device = devices[devIndex];
-  char name[256] = {0};
-  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+  ProfilingQueue pq = openProfilingQueue("launch_overhead", devIndex);
+  cl_context context = pq.context;
+  cl_command_queue queue = pq.queue;
+  const char *name = pq.name.c_str();
   cl_int err;
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  cl_command_queue queue =
-      clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &err);
-  check(err, "clCreateCommandQueue");
   // An argument, as every fbl kernel has: the launch sets and checks it.
   const char *source = "__kernel void empty(__global float *out) {}";
   cl_program program =
       clCreateProgramWithSource(context, 1, &source, nullptr, &err);
   check(err, "clCreateProgramWithSource");
-  check(clBuildProgram(program, 1, &device, "", nullptr, nullptr),
+  check(clBuildProgram(program, 1, &pq.device, "", nullptr, nullptr),
         "clBuildProgram");
   cl_kernel kernel = clCreateKernel(program, "empty", &err);
   check(err, "clCreateKernel");

@@ -124,6 +124,14 @@ private:
 };
 } // namespace
 
+/// The ops a lowering created: those between `before` and `after`, the
+/// lowered op's old neighbours in `block` (null at the block's ends).
+static llvm::iterator_range<Block::iterator>
+createdBetween(Block &block, Operation *before, Operation *after) {
+  return {before ? std::next(before->getIterator()) : block.begin(),
+          after ? after->getIterator() : block.end()};
+}
+
 /// Whether `a` and `b` lower to the same kernels up to their tensor
 /// operands: equal ops, bodies, types (with layouts) and captured values,
 /// the same operands repeated, the same operands fresh tensors.
@@ -177,20 +185,18 @@ void RepeatedKernels::record(Operation *op, ValueRange operands,
                              Operation *before, Operation *after) {
   Lowered l;
   l.operands = operands;
-  auto it = before ? std::next(before->getIterator()) : block->begin();
-  auto end = after ? after->getIterator() : block->end();
   llvm::DenseSet<Value> created;
-  for (; it != end; ++it) {
+  for (Operation &made : createdBetween(*block, before, after)) {
     // Copies may use the original's operands, values it created and
     // values that come before it (captured, the same for its repeats).
-    for (Value v : it->getOperands())
+    for (Value v : made.getOperands())
       if (Operation *def = v.getDefiningOp();
           def && def->getBlock() == block && !created.contains(v) &&
           !llvm::is_contained(l.operands, v) &&
           (!before || !def->isBeforeInBlock(before)) && def != before)
         return;
-    l.ops.push_back(&*it);
-    for (Value r : it->getResults())
+    l.ops.push_back(&made);
+    for (Value r : made.getResults())
       created.insert(r);
   }
   for (OpOperand *use : uses) {
@@ -293,9 +299,7 @@ struct LowerToKernelsPass
         if (cse) {
           IRRewriter rewriter(&getContext());
           DominanceInfo dominance;
-          auto first = before ? std::next(before->getIterator()) : body.begin();
-          for (Operation &created :
-               llvm::make_range(first, next->getIterator()))
+          for (Operation &created : createdBetween(body, before, next))
             if (isa<DispatchOp>(created))
               eliminateCommonSubExpressions(rewriter, dominance, &created);
         }
