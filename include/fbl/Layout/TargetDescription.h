@@ -185,7 +185,9 @@ inline const TargetDescription kPresets[] = {
      true,
      4096,
      {8, 8},
-     false,
+     // Local tiles: 3x the register-tiled GEMM at 256x256x512 here
+     // (benchmarks/calibrate_kinds.py, docs/benchmarks.md).
+     true,
      executionPreset("pocl-cpu"),
      false},
     // NVIDIA H200 (OpenCL 3.0 driver).

@@ -82,8 +82,8 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", local_tiled_gemm = fa
 
 // -----
 
-// CHECK: #fbl.target<"pocl-cpu", {{.*}}preferred_workgroup = [8, 8], local_tiled_gemm = true>
-module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = true>} {
+// CHECK: #fbl.target<"adreno-a740", {{.*}}preferred_workgroup = [16, 8], local_tiled_gemm = true
+module attributes {fbl.target = #fbl.target<"adreno-a740", local_tiled_gemm = true>} {
 }
 
 // -----
