@@ -285,9 +285,12 @@ private:
 
   void localGemm(const std::array<int64_t, 3> &item,
                  std::vector<Read> &reads) const {
-    // Work-groups of 8x8 work-items over 64x64 tiles of C; 2x2 blocks per
-    // work-item; 16-deep slices of A and B staged cooperatively.
-    constexpr int64_t groupItems = 8, itemBlocks = 2, tileBlocks = 16;
+    // Work-groups of groupItems^2 work-items over tiles of C; itemBlocks^2
+    // blocks per work-item; localK-deep slices of A and B staged
+    // cooperatively.
+    const target::GemmTile &tile = k.gemmTile;
+    int64_t groupItems = tile.groupItems, itemBlocks = tile.itemBlocks,
+            tileBlocks = tile.tileBlocks();
     int64_t lx = item[0] % groupItems, ly = item[1] % groupItems;
     int64_t mTile = (item[1] / groupItems) * 4 * tileBlocks;
     int64_t nTile = (item[0] / groupItems) * 4 * tileBlocks;
@@ -303,9 +306,9 @@ private:
           block(init, k.output, k.mLoop, k.nLoop, loops, reads);
         }
     int64_t flat = ly * groupItems + lx;
-    int64_t slices = std::min(k.ranges[kk] / 16, d.sampledSteps);
+    int64_t slices = std::min(k.ranges[kk] / tile.localK, d.sampledSteps);
     for (int64_t s = 0; s < slices; ++s)
-      for (int64_t r = 0; r < 4; ++r) {
+      for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
         int64_t t = flat + r * groupItems * groupItems;
         int64_t blk = t % tileBlocks, o = (t / tileBlocks) % 4,
                 kblk = t / (tileBlocks * 4);
@@ -316,7 +319,7 @@ private:
           std::vector<int64_t> &at = scratch;
           at = loops;
           at[static_cast<size_t>(tileLoop)] = tileStart + 4 * blk;
-          at[kk] = 16 * s + 4 * kblk;
+          at[kk] = tile.localK * s + 4 * kblk;
           // Texel o of that block.
           int packedLoop =
               a.layout.packedDim() >= 0
@@ -461,7 +464,8 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
       if (li != k.mLoop && li != k.nLoop && li != k.kLoop)
         batch *= k.ranges[l];
     }
-    int64_t per = k.kind == KernelKind::LocalTiledGemm ? 8 : 4;
+    int64_t per =
+        k.kind == KernelKind::LocalTiledGemm ? 4 * k.gemmTile.itemBlocks : 4;
     return {k.ranges[static_cast<size_t>(k.nLoop)] / per,
             k.ranges[static_cast<size_t>(k.mLoop)] / per, batch};
   }
@@ -494,7 +498,8 @@ struct Launch {
   Launch(const KernelShape &k, const DeviceModel &device) {
     items = gridOf(k);
     wg = k.kind == KernelKind::LocalTiledGemm
-             ? std::array<int64_t, 3>{8, 8, 1}
+             ? std::array<int64_t, 3>{k.gemmTile.groupItems,
+                                      k.gemmTile.groupItems, 1}
              : workgroupFor(items, device.preferredWorkgroup);
     groups = {ceilDiv(items[0], wg[0]), ceilDiv(items[1], wg[1]), items[2]};
     totalGroups = groups[0] * groups[1] * groups[2];
@@ -548,7 +553,10 @@ std::vector<int64_t> fbl::cost::readKey(const KernelShape &k, unsigned input) {
                               k.nLoop,
                               k.kLoop,
                               k.channelLoop,
-                              k.walkLoop};
+                              k.walkLoop,
+                              k.gemmTile.groupItems,
+                              k.gemmTile.itemBlocks,
+                              k.gemmTile.localK};
   appendKey(k.ranges, key);
   appendKey(k.reduction, key);
   // Per-texel kernels run over the output's texels; GEMMs and block
@@ -604,7 +612,13 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   case KernelKind::LocalTiledGemm: {
     bool local = k.kind == KernelKind::LocalTiledGemm;
     int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
-    int64_t perItem = init ? (local ? 16 : 4) : (local ? k4 : k4 * 4);
+    // Local tiles: each work-item stages its share of every slice.
+    const target::GemmTile &t = k.gemmTile;
+    int64_t perItem =
+        init ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+             : (local ? k.ranges[static_cast<size_t>(k.kLoop)] / t.localK *
+                            t.stagedPerItem()
+                      : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;
   }

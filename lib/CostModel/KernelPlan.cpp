@@ -144,11 +144,20 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
   return g;
 }
 
-bool mlir::fbl::useLocalTiling(const GemmMatch &g, TargetAttr target) {
-  return target.getLocalTiledGemm() && g.ranges[g.mLoop] % kGroupTile == 0 &&
-         g.ranges[g.nLoop] % kGroupTile == 0 &&
-         g.ranges[g.kLoop] % kLocalK == 0 &&
-         target.getMaxWorkgroupSize() >= kGroupItems * kGroupItems;
+std::optional<::fbl::target::GemmTile>
+mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
+  if (!target.getLocalTiledGemm())
+    return std::nullopt;
+  auto fits = [&](const ::fbl::target::GemmTile &t) {
+    return g.ranges[g.mLoop] % t.tile() == 0 &&
+           g.ranges[g.nLoop] % t.tile() == 0 && g.ranges[g.kLoop] % t.localK == 0 &&
+           target.getMaxWorkgroupSize() >= t.items();
+  };
+  for (const ::fbl::target::GemmTile &t :
+       {target.getGemmTile(), ::fbl::target::kDefaultGemmTile})
+    if (fits(t))
+      return t;
+  return std::nullopt;
 }
 
 /// For each result of `map`, the loop it is (-1 where it is not a loop:
@@ -194,8 +203,11 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
   k.output = {shapeOf(resultType),
               loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
   if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
-    k.kind = useLocalTiling(*g, target) ? fc::KernelKind::LocalTiledGemm
-                                        : fc::KernelKind::RegisterTiledGemm;
+    std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target);
+    k.kind = tile ? fc::KernelKind::LocalTiledGemm
+                  : fc::KernelKind::RegisterTiledGemm;
+    if (tile)
+      k.gemmTile = *tile;
     k.mLoop = static_cast<int>(g->mLoop);
     k.nLoop = static_cast<int>(g->nLoop);
     k.kLoop = static_cast<int>(g->kLoop);

@@ -71,12 +71,22 @@ def compile_bundle(fbl_opt, fbl_translate, model, policy, target, tmp, options="
     target_option = f" target={target}"
     if target.startswith("#fbl.target"):
         text = open(model).read()
-        if not re.search(r"^module \{", text, re.M):
-            sys.exit(f"{model}: expected a top-level 'module {{' to put the target on")
         targeted = os.path.join(tmp, "targeted-" + os.path.basename(model))
+        if re.search(r"^module \{", text, re.M):
+            text = re.sub(r"^module \{", f"module attributes {{fbl.target = {target}}} {{",
+                          text, count=1, flags=re.M)
+        elif re.search(r"^module\b", text, re.M):
+            sys.exit(f"{model}: expected a top-level 'module {{' to put the target on")
+        else:
+            # Functions at the top level: wrap them in a module, attribute
+            # aliases staying in front of it.
+            lines = text.splitlines()
+            aliases = [l for l in lines if l.startswith("#")]
+            body = [l for l in lines if not l.startswith("#")]
+            text = "\n".join(aliases + [f"module attributes {{fbl.target = {target}}} {{"]
+                             + body + ["}"]) + "\n"
         with open(targeted, "w") as f:
-            f.write(re.sub(r"^module \{", f"module attributes {{fbl.target = {target}}} {{",
-                           text, count=1, flags=re.M))
+            f.write(text)
         model, target_option = targeted, ""
     gradcheck.run([fbl_opt, model,
                    f"--fbl-training-pipeline=policy={policy}{target_option}" +

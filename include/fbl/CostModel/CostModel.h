@@ -69,8 +69,9 @@ enum class KernelKind {
   PerElement,
   /// One work-item per 4x4 block of C, k walked 4 at a time, whole texels.
   RegisterTiledGemm,
-  /// 8x8 work-items per 64x64 tile of C, 2x2 blocks per work-item, 16-deep
-  /// slices of A and B staged through local memory.
+  /// A work-group per tile of C (KernelShape::gemmTile: by default 8x8
+  /// work-items over 64x64, 2x2 blocks each), slices of A and B staged
+  /// through local memory.
   LocalTiledGemm,
   /// A relayout between packings: one work-item per 4x4 block over (the
   /// source's packed loop, the destination's), reading the block's 4 whole
@@ -143,6 +144,8 @@ struct KernelShape {
   /// transposes: the source's packed loop (blocks along y) and the
   /// destination's (blocks along x).
   int mLoop = -1, nLoop = -1, kLoop = -1;
+  /// Local-tiled GEMMs: the work-group tile.
+  target::GemmTile gemmTile = target::kDefaultGemmTile;
   /// Per-texel kernels: the loop of the output's packed dim, whose 4
   /// consecutive values are a texel's 4 channels (-1: one channel).
   int channelLoop = -1;

@@ -21,17 +21,6 @@
 
 namespace mlir::fbl {
 
-/// Local-memory tiling of the GEMM kernel: work-groups of kGroupItems x
-/// kGroupItems work-items, each computing kItemBlocks x kItemBlocks 4x4
-/// blocks of C (a kGroupTile^2 tile per group), stage kLocalK-deep slices of
-/// A and B in local memory.
-constexpr int64_t kGroupItems = 8;
-constexpr int64_t kItemBlocks = 2;
-constexpr int64_t kGroupTile = 4 * kGroupItems * kItemBlocks;
-constexpr int64_t kLocalK = 16;
-constexpr int64_t kTileBlocks = kGroupItems * kItemBlocks;
-constexpr int64_t kKBlocks = kLocalK / 4;
-
 /// How a GEMM kernel reads one operand: as 4x4 blocks over (rowLoop,
 /// colLoop), each block 4 texels packed along loop `packed`.
 struct GemmOperand {
@@ -72,9 +61,12 @@ std::optional<GemmMatch> matchGemm(linalg::LinalgOp op, OperandLayouts layouts);
 /// matchGemm with the layouts the operand types carry.
 std::optional<GemmMatch> matchGemm(linalg::LinalgOp op);
 
-/// Whether `target` asks for local-memory tiling and `g`'s sizes divide
-/// into work-group tiles.
-bool useLocalTiling(const GemmMatch &g, TargetAttr target);
+/// The work-group tile of the local-tiled kernel for `g` on `target`: the
+/// target's gemm_tile where `g`'s sizes divide into it, else the default
+/// tile where they divide into that; none when `target` does not ask for
+/// local tiling or neither fits (the register-tiled kernel).
+std::optional<::fbl::target::GemmTile> localGemmTile(const GemmMatch &g,
+                                                     TargetAttr target);
 
 /// The kernel fbl-lower-to-kernels emits for `op` with its operands read in
 /// `operandLayouts` and its results written in `resultLayouts` (one entry

@@ -122,6 +122,46 @@ inline double launchTimeNs(const ExecutionModel &e, const LaunchWork &w) {
   return double(e.launchNs) + std::max(throughput, latency);
 }
 
+/// The work-group tile of the local-tiled GEMM kernel (`gemm_tile`):
+/// groupItems x groupItems work-items, each computing itemBlocks x itemBlocks
+/// 4x4 blocks of C, so that a group covers a tile() x tile() tile of C, and
+/// localK-deep slices of A and B staged in local memory per step.
+struct GemmTile {
+  int64_t groupItems = 8, itemBlocks = 2, localK = 16;
+
+  constexpr int64_t tile() const { return 4 * groupItems * itemBlocks; }
+  /// 4x4 blocks of C along one side of the tile.
+  constexpr int64_t tileBlocks() const { return groupItems * itemBlocks; }
+  /// 4-deep steps of k per staged slice.
+  constexpr int64_t kBlocks() const { return localK / 4; }
+  constexpr int64_t items() const { return groupItems * groupItems; }
+  /// Texels of one operand each work-item stages per slice.
+  constexpr int64_t stagedPerItem() const {
+    return tileBlocks() * kBlocks() * 4 / items();
+  }
+  /// Why the tile cannot be emitted, or null: the texels of a slice split
+  /// evenly over the work-items.
+  constexpr const char *invalidReason() const {
+    if (groupItems < 1 || itemBlocks < 1 || localK < 4)
+      return "gemm_tile needs positive [group_items, item_blocks, local_k] "
+             "with local_k >= 4";
+    if (localK % 4)
+      return "gemm_tile's local_k must be a multiple of 4";
+    if ((tileBlocks() * kBlocks() * 4) % items())
+      return "gemm_tile's slices must split evenly over the work-items "
+             "(item_blocks * local_k a multiple of group_items)";
+    return nullptr;
+  }
+  constexpr bool operator==(const GemmTile &o) const {
+    return groupItems == o.groupItems && itemBlocks == o.itemBlocks &&
+           localK == o.localK;
+  }
+};
+
+/// The tile targets without `gemm_tile` take, and the one the local-tiled
+/// GEMM falls back to for sizes that do not divide into the target's.
+inline constexpr GemmTile kDefaultGemmTile{};
+
 /// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
 struct TargetDescription {
   std::string name;
@@ -137,6 +177,7 @@ struct TargetDescription {
   /// Image tensors other than parameters, optimizer state and step results
   /// are stored as CL_HALF_FLOAT (arithmetic stays f32).
   bool halfStorage;
+  GemmTile gemmTile = kDefaultGemmTile;
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -271,6 +312,11 @@ inline std::string printAttribute(const TargetDescription &t) {
          ", preferred_workgroup = " + pair(t.preferredWorkgroup) +
          (t.localTiledGemm ? ", local_tiled_gemm = true" : "") +
          (t.halfStorage ? ", half_storage = true" : "") +
+         (t.gemmTile == kDefaultGemmTile
+              ? std::string()
+              : ", gemm_tile = [" + std::to_string(t.gemmTile.groupItems) +
+                    ", " + std::to_string(t.gemmTile.itemBlocks) + ", " +
+                    std::to_string(t.gemmTile.localK) + "]") +
          executionFields(t.execution) + ">";
 }
 

@@ -88,6 +88,20 @@ module attributes {fbl.target = #fbl.target<"adreno-a740", local_tiled_gemm = tr
 
 // -----
 
+// gemm_tile prints when it differs from the preset's (or the default
+// [8, 2, 16]), and parses back the same.
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}preferred_workgroup = [8, 8], gemm_tile = [16, 1, 16]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [16, 1, 16]>} {
+}
+
+// -----
+
+// CHECK: module attributes {fbl.target = #fbl.target<"pocl-cpu">}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16]>} {
+}
+
+// -----
+
 // half_storage likewise: the mobile presets set it, the others do not.
 // CHECK: #fbl.target<"adreno-a740", {{.*}}preferred_workgroup = [16, 8], half_storage = false>
 module attributes {fbl.target = #fbl.target<"adreno-a740", half_storage = false>} {

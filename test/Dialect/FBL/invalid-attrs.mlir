@@ -207,3 +207,34 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", local_tiled_gemm = yes>}
 // null type (this crashed once).
 // expected-error @+1 {{invalid element type for complex}}
 func.func @complex_index(%x: tensor<4xcomplex<index>, #fbl.buffer>)
+
+// -----
+
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k]}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile's local_k must be a multiple of 4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 18]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k] with local_k >= 4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [0, 2, 16]>} {}
+
+// -----
+
+// 16x16 work-items stage 2 * 8 texels of an 8-deep slice: not evenly.
+// expected-error @+1 {{gemm_tile's slices must split evenly over the work-items (item_blocks * local_k a multiple of group_items)}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 1, 8]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile's local tiles take 65536 bytes, more than the 32768 OpenCL promises}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 4, 32]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile's 32x32 work-groups exceed max_workgroup_size 256}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 256, preferred_workgroup = [16, 16], gemm_tile = [32, 1, 32]>} {}

@@ -445,7 +445,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
                          d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
                          d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
                          d.preferredWorkgroup, d.localTiledGemm, d.execution,
-                         d.halfStorage);
+                         d.halfStorage, d.gemmTile);
 }
 
 ::fbl::target::TargetDescription TargetAttr::getDescription() const {
@@ -464,6 +464,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   d.localTiledGemm = getLocalTiledGemm();
   d.execution = getExecution();
   d.halfStorage = getHalfStorage();
+  d.gemmTile = getGemmTile();
   return d;
 }
 
@@ -507,7 +508,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                    ArrayRef<int64_t> cacheLineTexels, int64_t cacheBytes,
                    int64_t cacheWays, bool fp16, int64_t maxWorkgroupSize,
                    ArrayRef<int64_t> preferredWorkgroup, bool,
-                   ::fbl::target::ExecutionModel execution, bool halfStorage) {
+                   ::fbl::target::ExecutionModel execution, bool halfStorage,
+                   ::fbl::target::GemmTile gemmTile) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -539,6 +541,18 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   if (halfStorage && !fp16)
     return emitError() << "half_storage needs fp16 = true (images that store "
                           "half floats)";
+  if (const char *reason = gemmTile.invalidReason())
+    return emitError() << reason;
+  // OpenCL 1.2 promises every device 32 KiB of local memory.
+  if (int64_t bytes = 2 * gemmTile.tileBlocks() * gemmTile.localK * 16;
+      bytes > 32 * 1024)
+    return emitError() << "gemm_tile's local tiles take " << bytes
+                       << " bytes, more than the 32768 OpenCL promises";
+  if (gemmTile.items() > maxWorkgroupSize)
+    return emitError() << "gemm_tile's " << gemmTile.groupItems << "x"
+                       << gemmTile.groupItems
+                       << " work-groups exceed max_workgroup_size "
+                       << maxWorkgroupSize;
   return success();
 }
 
@@ -552,8 +566,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::optional<int64_t> ints[7];
   std::optional<bool> fp16, localTiledGemm, halfStorage;
   std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
-  SmallVector<int64_t> line, wg;
-  bool hasLine = false, hasWg = false;
+  SmallVector<int64_t> line, wg, tile;
+  bool hasLine = false, hasWg = false, hasTile = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
                                   "max_image_layers",  "max_buffer_bytes",
                                   "cache_bytes",       "cache_ways",
@@ -587,6 +601,17 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       (key == "fp16"               ? fp16
        : key == "local_tiled_gemm" ? localTiledGemm
                                    : halfStorage) = b == "true";
+    } else if (key == "gemm_tile") {
+      hasTile = true;
+      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+            return parser.parseInteger(tile.emplace_back());
+          }))
+        return {};
+      if (tile.size() != 3) {
+        parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
+                                 "local_k]");
+        return {};
+      }
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
@@ -643,7 +668,10 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
       localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
-      model, halfStorage ? *halfStorage : preset && preset.getHalfStorage());
+      model, halfStorage ? *halfStorage : preset && preset.getHalfStorage(),
+      hasTile ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2]}
+      : preset ? preset.getGemmTile()
+               : ::fbl::target::kDefaultGemmTile);
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -673,6 +701,10 @@ void TargetAttr::print(AsmPrinter &printer) const {
             << (getLocalTiledGemm() ? "true" : "false");
   if (getHalfStorage() != (preset && preset.getHalfStorage()))
     printer << ", half_storage = " << (getHalfStorage() ? "true" : "false");
+  if (::fbl::target::GemmTile t = getGemmTile();
+      !(t == (preset ? preset.getGemmTile() : ::fbl::target::kDefaultGemmTile)))
+    printer << ", gemm_tile = [" << t.groupItems << ", " << t.itemBlocks
+            << ", " << t.localK << ']';
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

@@ -27,6 +27,9 @@ inline llvm::hash_code hash_value(const ExecutionModel &e) {
                             e.launchNs, e.fetchPs, e.missPs, e.writePs,
                             e.multiplyFs, e.stepPs);
 }
+inline llvm::hash_code hash_value(const GemmTile &t) {
+  return llvm::hash_combine(t.groupItems, t.itemBlocks, t.localK);
+}
 } // namespace fbl::target
 
 #include "fbl/Dialect/FBL/IR/FBLEnums.h.inc"

@@ -218,6 +218,12 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the texel fetch rate, not texture-cache hits, bounds the register-tiled
     kernel. A preset's fields can be overridden one by one:
     `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
+    `gemm_tile = [group_items, item_blocks, local_k]` (optional, default
+    `[8, 2, 16]`) shapes that kernel: group_items^2 work-items per group,
+    item_blocks^2 4x4 blocks of C per work-item, local_k-deep slices of A
+    and B per staging step; sizes that do not divide into its tile take the
+    default tile, then the register-tiled kernel. Presets record the tile
+    benchmarks/tune_gemm.py measured on their device.
 
     `half_storage` (optional, default false; the Adreno and Mali presets
     set it) stores every image tensor that is not a parameter, optimizer
@@ -248,7 +254,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
         $preferredWorkgroup,
     "bool":$localTiledGemm,
     "::fbl::target::ExecutionModel":$execution,
-    "bool":$halfStorage);
+    "bool":$halfStorage,
+    "::fbl::target::GemmTile":$gemmTile);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

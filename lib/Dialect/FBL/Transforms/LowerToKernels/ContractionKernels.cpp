@@ -10,7 +10,7 @@
 //    one texel (a block is transposed in registers when packed along the
 //    other dim).
 //  - local-tiled (the target's local_tiled_gemm, sizes that divide into
-//    work-group tiles): the same blocks, kItemBlocks^2 per work-item, with A
+//    its gemm_tile): the same blocks, item_blocks^2 per work-item, with A
 //    and B staged through local memory so that each texel is read from its
 //    image once per work-group.
 //
@@ -245,25 +245,23 @@ static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
   return kb.end();
 }
 
-/// Stages the work-group's A tile (its rows x kLocalK) and B tile (kLocalK
-/// x its columns) at loops `atK` into `aTile` and `bTile`, each texel read
+/// Stages the work-group's A tile (its rows x localK) and B tile (localK x
+/// its columns) at loops `atK` into `aTile` and `bTile`, each texel read
 /// from its image once, spread over the group's work-items (flat id from
 /// `lx`, `ly`) so that consecutive work-items read consecutive texels.
-static void stageTiles(GemmKernelBuilder &gb, ArrayRef<Value> atK, Value lx,
-                       Value ly, Value mTile, Value nTile, Value aTile,
-                       Value bTile) {
+static void stageTiles(GemmKernelBuilder &gb, const ::fbl::target::GemmTile &tile,
+                       ArrayRef<Value> atK, Value lx, Value ly, Value mTile,
+                       Value nTile, Value aTile, Value bTile) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
-  Value flat = ad.add(ad.mul(ly, kGroupItems), lx);
-  constexpr int64_t perTile = kTileBlocks * kKBlocks * 4;
-  constexpr int64_t items = kGroupItems * kGroupItems;
-  static_assert(perTile % items == 0, "tiles split evenly");
-  for (int64_t r = 0; r < perTile / items; ++r) {
-    // Texel t of a tile: block t % kTileBlocks, then texel, then k block.
-    Value t = ad.add(flat, ad.c(r * items));
-    Value blk = ad.rem(t, kTileBlocks);
-    Value o = ad.rem(ad.div(t, kTileBlocks), 4);
-    Value kblk = ad.div(t, kTileBlocks * 4);
+  Value flat = ad.add(ad.mul(ly, tile.groupItems), lx);
+  int64_t tileBlocks = tile.tileBlocks();
+  for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
+    // Texel t of a tile: block t % tileBlocks, then texel, then k block.
+    Value t = ad.add(flat, ad.c(r * tile.items()));
+    Value blk = ad.rem(t, tileBlocks);
+    Value o = ad.rem(ad.div(t, tileBlocks), 4);
+    Value kblk = ad.div(t, tileBlocks * 4);
     Value kAt = ad.add(atK[g.kLoop], ad.mul(kblk, 4));
     // Operand `x` (blocks along `tileLoop` from `tileStart`) into `tile`.
     auto stage = [&](const GemmOperand &x, unsigned tileLoop, Value tileStart,
@@ -280,18 +278,21 @@ static void stageTiles(GemmKernelBuilder &gb, ArrayRef<Value> atK, Value lx,
 }
 
 /// Multiplies the work-item's blocks (block i of its rows at local row
-/// `ly + i * kGroupItems`, likewise columns) out of the staged tiles into
+/// `ly + i * groupItems`, likewise columns) out of the staged tiles into
 /// `acc`.
-static void multiplyTiles(GemmKernelBuilder &gb, MutableArrayRef<Value> acc,
-                          Value lx, Value ly, Value aTile, Value bTile) {
+static void multiplyTiles(GemmKernelBuilder &gb,
+                          const ::fbl::target::GemmTile &tile,
+                          MutableArrayRef<Value> acc, Value lx, Value ly,
+                          Value aTile, Value bTile) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
-  for (int64_t kblk = 0; kblk < kKBlocks; ++kblk) {
+  int64_t itemBlocks = tile.itemBlocks;
+  for (int64_t kblk = 0; kblk < tile.kBlocks(); ++kblk) {
     SmallVector<ScalarBlock> aBlocks, bBlocks;
-    for (int64_t i = 0; i < kItemBlocks; ++i) {
+    for (int64_t i = 0; i < itemBlocks; ++i) {
       SmallVector<Value> aTexels, bTexels;
-      Value am = ad.add(ly, ad.c(i * kGroupItems));
-      Value bn = ad.add(lx, ad.c(i * kGroupItems));
+      Value am = ad.add(ly, ad.c(i * tile.groupItems));
+      Value bn = ad.add(lx, ad.c(i * tile.groupItems));
       for (int64_t o = 0; o < 4; ++o) {
         aTexels.push_back(memref::LoadOp::create(
             gb.b, gb.loc, aTile, ValueRange{ad.c(kblk), ad.c(o), am}));
@@ -301,9 +302,9 @@ static void multiplyTiles(GemmKernelBuilder &gb, MutableArrayRef<Value> acc,
       aBlocks.push_back(gb.blockOf(g.a, aTexels));
       bBlocks.push_back(gb.blockOf(g.b, bTexels));
     }
-    for (int64_t i = 0; i < kItemBlocks; ++i)
-      for (int64_t j = 0; j < kItemBlocks; ++j) {
-        int64_t first = (i * kItemBlocks + j) * 16;
+    for (int64_t i = 0; i < itemBlocks; ++i)
+      for (int64_t j = 0; j < itemBlocks; ++j) {
+        int64_t first = (i * itemBlocks + j) * 16;
         SmallVector<Value> next = gb.multiplyAdd(
             ValueRange(acc).slice(first, 16), aBlocks[i], bBlocks[j]);
         llvm::copy(next, acc.begin() + first);
@@ -311,11 +312,12 @@ static void multiplyTiles(GemmKernelBuilder &gb, MutableArrayRef<Value> acc,
   }
 }
 
-/// The local-tiled kernel: work-groups of kGroupItems^2 work-items over
-/// kGroupTile^2 tiles of C, kItemBlocks^2 blocks per work-item.
+/// The local-tiled kernel: work-groups of groupItems^2 work-items over
+/// tiles of C, itemBlocks^2 blocks per work-item.
 static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
-                                      const GemmMatch &match, TargetAttr target,
-                                      unsigned &counter) {
+                                      const GemmMatch &match,
+                                      const ::fbl::target::GemmTile &tile,
+                                      TargetAttr target, unsigned &counter) {
   OpBuilder builder(op);
   GemmKernelBuilder gb(builder, op.getLoc(), target, match);
   const GemmMatch &g = gb.g;
@@ -324,12 +326,13 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
   kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), g.resultType,
-           {g.ranges[g.nLoop] / (4 * kItemBlocks),
-            g.ranges[g.mLoop] / (4 * kItemBlocks), g.batch},
-           {kGroupItems, kGroupItems, 1});
+           {g.ranges[g.nLoop] / (4 * tile.itemBlocks),
+            g.ranges[g.mLoop] / (4 * tile.itemBlocks), g.batch},
+           {tile.groupItems, tile.groupItems, 1});
   // Tiles [k block][texel][m or n block], allocated first so they sit at the
   // kernel's top level.
-  auto tileType = MemRefType::get({kKBlocks, 4, kTileBlocks}, gb.texelType,
+  auto tileType = MemRefType::get({tile.kBlocks(), 4, tile.tileBlocks()},
+                                  gb.texelType,
                                   AffineMap(), b.getI64IntegerAttr(3));
   Value aTile = memref::AllocaOp::create(b, loc, tileType);
   Value bTile = memref::AllocaOp::create(b, loc, tileType);
@@ -338,8 +341,8 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
   // reach the barriers.
   Value bz = gb.workItems()[2];
   SmallVector<Value> at = gb.batchOrigin(bz);
-  // Block (i, j) of a work-item is block (i * kGroupItems + ly,
-  // j * kGroupItems + lx) of its group's tile.
+  // Block (i, j) of a work-item is block (i * groupItems + ly,
+  // j * groupItems + lx) of its group's tile.
   Value lx =
       LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   Value ly =
@@ -348,17 +351,17 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   Value gy =
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(1));
-  Value mTile = ad.mul(gy, 4 * kTileBlocks);
-  Value nTile = ad.mul(gx, 4 * kTileBlocks);
+  Value mTile = ad.mul(gy, tile.tile());
+  Value nTile = ad.mul(gx, tile.tile());
   SmallVector<Value> mBlocks, nBlocks;
-  for (int64_t i = 0; i < kItemBlocks; ++i) {
+  for (int64_t i = 0; i < tile.itemBlocks; ++i) {
     mBlocks.push_back(
-        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * kGroupItems)), 4)));
+        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * tile.groupItems)), 4)));
     nBlocks.push_back(
-        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * kGroupItems)), 4)));
+        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.groupItems)), 4)));
   }
   SmallVector<Value> accInit = gb.initialAccumulators(mBlocks, nBlocks, at);
-  Value kStep = ad.c(kLocalK);
+  Value kStep = ad.c(tile.localK);
   Value kEnd = ad.c(g.ranges[g.kLoop]);
   Value kBegin = ad.c(0);
   auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kStep, accInit);
@@ -367,10 +370,10 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> atK = at;
     atK[g.kLoop] = loop.getInductionVar();
-    stageTiles(gb, atK, lx, ly, mTile, nTile, aTile, bTile);
+    stageTiles(gb, tile, atK, lx, ly, mTile, nTile, aTile, bTile);
     BarrierOp::create(b, loc);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    multiplyTiles(gb, acc, lx, ly, aTile, bTile);
+    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile);
     // The next step overwrites the tiles only after everyone has read them.
     BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
@@ -385,7 +388,7 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   std::optional<GemmMatch> g = matchGemm(op);
   if (!g)
     return failure();
-  if (useLocalTiling(*g, target))
-    return buildLocalTiledGemm(op, *g, target, counter);
+  if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target))
+    return buildLocalTiledGemm(op, *g, *tile, target, counter);
   return buildRegisterTiledGemm(op, *g, target, counter);
 }

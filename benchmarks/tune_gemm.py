@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
+
+  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--fbl-opt P]
+                         [--fbl-translate P]
+      writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
+      and layout (channel_packed, rtile), each with the target's
+      local_tiled_gemm on and `gemm_tile` set (benchmarks/gen_gemm.py), and
+      DIR/plan.json listing them;
+  tune_gemm.py run DIR [--fbl-run P] [--device D] [--iterations N]
+      runs each bundle with fbl-run --profile on the device (the GEMM
+      kernel's median device time), writes DIR/results.json (or --results)
+      and prints, per
+      tile, TFLOP/s for every shape/form/layout and their geometric mean;
+      the tile with the highest geometric mean is the one to record in the
+      target's preset (include/fbl/Layout/TargetDescription.h).
+
+Candidates are the tiles the target's verifier accepts (work-group size,
+32 KiB of local memory, slices that split evenly) from a fixed grid: group
+sides 4-32 work-items, 1-4 blocks of 4x4 per work-item, k slices 8-32 deep.
+Only tiles that divide every shape are kept, so no run falls back to
+another tile. Runs on the device machine with the Python there (no MLIR
+needed for `run`).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FORMS = ("nn", "nt", "tn")
+LAYOUTS = ("channel_packed", "rtile")
+
+
+def candidate_tiles(max_workgroup):
+    """[group_items, item_blocks, local_k] the verifier accepts."""
+    tiles = []
+    for g in (4, 8, 16, 32):
+        for b in (1, 2, 4):
+            for k in (8, 16, 32):
+                blocks = g * b
+                if g * g > max_workgroup or 2 * blocks * k * 16 > 32768:
+                    continue
+                if (blocks * k) % (g * g):
+                    continue
+                # Fewer than 64 work-items or more than 256 accumulators a
+                # work-item: not worth a run on a GPU.
+                if g * g < 64 or 16 * b * b > 256:
+                    continue
+                tiles.append([g, b, k])
+    return tiles
+
+
+def stage(args):
+    os.makedirs(args.dir, exist_ok=True)
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    tiles = [t for t in candidate_tiles(args.max_workgroup)
+             if all(m % (4 * t[0] * t[1]) == 0 and n % (4 * t[0] * t[1]) == 0
+                    and k % t[2] == 0 for m, n, k in shapes)]
+    plan = {"target": args.target, "runs": []}
+    for tile in tiles:
+        fields = ", gemm_tile = [%d, %d, %d]" % tuple(tile)
+        for m, n, k in shapes:
+            for form in FORMS:
+                for layout in LAYOUTS:
+                    name = "%s-%s-%dx%dx%d-t%d_%d_%d" % (form, layout, m, n, k, *tile)
+                    ir = subprocess.run(
+                        [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m),
+                         str(n), str(k), form, layout, args.target, "local"],
+                        check=True, capture_output=True, text=True).stdout
+                    ir = ir.replace("local_tiled_gemm = true",
+                                    "local_tiled_gemm = true" + fields)
+                    lowered = subprocess.run(
+                        [args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
+                        check=True, capture_output=True, text=True).stdout
+                    if "_gemm_local" not in lowered:
+                        sys.exit(f"{name}: the local-tiled kernel was not chosen")
+                    subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
+                                    os.path.join(args.dir, name)],
+                                   input=lowered, check=True, text=True)
+                    plan["runs"].append({"name": name, "tile": tile, "form": form,
+                                         "layout": layout, "shape": [m, n, k]})
+    with open(os.path.join(args.dir, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    print(f"staged {len(plan['runs'])} bundles, tiles {tiles}")
+
+
+def run(args):
+    plan = json.load(open(os.path.join(args.dir, "plan.json")))
+    results = []
+    for r in plan["runs"]:
+        cmd = [args.fbl_run, os.path.join(args.dir, r["name"]), "--random-inputs", "1",
+               "--iterations", str(args.iterations), "--profile"]
+        if args.device:
+            cmd += ["--device", args.device]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        ms = None
+        for line in out.stdout.splitlines():
+            mt = re.match(r"k\d+_gemm_local\s+([\d.]+)", line)
+            if mt:
+                ms = float(mt.group(1))
+        if out.returncode or ms is None:
+            print(f"{r['name']}: failed: {(out.stderr or out.stdout).strip()[:200]}")
+            continue
+        m, n, k = r["shape"]
+        r = dict(r, ms=ms, tflops=2 * m * n * k / ms / 1e9)
+        results.append(r)
+        print(f"{r['name']}: {ms:.4f} ms, {r['tflops']:.2f} TFLOP/s", flush=True)
+        # Written as it goes: a run cut short keeps what it measured.
+        with open(args.results or os.path.join(args.dir, "results.json"), "w") as f:
+            json.dump({"target": plan["target"], "results": results}, f, indent=1)
+    by_tile = {}
+    for r in results:
+        by_tile.setdefault(tuple(r["tile"]), []).append(r)
+    expected = len(plan["runs"]) // max(1, len({tuple(r["tile"]) for r in plan["runs"]}))
+    print("\ntile [group_items, item_blocks, local_k]: geometric mean TFLOP/s "
+          "(min over shape/form/layout)")
+    ranked = []
+    for tile, rs in by_tile.items():
+        if len(rs) < expected:
+            print(f"  {list(tile)}: {expected - len(rs)} runs failed, not ranked")
+            continue
+        gm = math.exp(sum(math.log(r["tflops"]) for r in rs) / len(rs))
+        ranked.append((gm, tile, min(r["tflops"] for r in rs)))
+    for gm, tile, lo in sorted(ranked, reverse=True):
+        print(f"  {list(tile)}: {gm:.2f} (min {lo:.2f})")
+    if ranked:
+        best = max(ranked)
+        print("best: gemm_tile = [%d, %d, %d]" % best[1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("stage")
+    s.add_argument("dir")
+    s.add_argument("--target", default="nvidia-h200")
+    s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
+    s.add_argument("--max-workgroup", type=int, default=1024)
+    s.add_argument("--fbl-opt", default="build/bin/fbl-opt")
+    s.add_argument("--fbl-translate", default="build/bin/fbl-translate")
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("--fbl-run", default="build/bin/fbl-run")
+    r.add_argument("--device", default="")
+    r.add_argument("--iterations", type=int, default=20)
+    r.add_argument("--results", default="", help="where to write results.json "
+                   "(default DIR/results.json)")
+    args = ap.parse_args()
+    (stage if args.command == "stage" else run)(args)
+
+
+if __name__ == "__main__":
+    main()
