@@ -213,7 +213,7 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
                 preferred_workgroup = [8, 8]>
     ```
 
-    `local_tiled_gemm` (optional, default false; the NVIDIA preset sets it)
+    `local_tiled_gemm` (optional, default false; the NVIDIA and PoCL presets set it)
     makes GEMM kernels stage operand tiles in local memory: it pays where
     the texel fetch rate, not texture-cache hits, bounds the register-tiled
     kernel. A preset's fields can be overridden one by one:
