@@ -614,11 +614,10 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
     // Local tiles: each work-item stages its share of every slice.
     const target::GemmTile &t = k.gemmTile;
-    int64_t perItem =
-        init ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
-             : (local ? k.ranges[static_cast<size_t>(k.kLoop)] / t.localK *
-                            t.stagedPerItem()
-                      : k4 * 4);
+    int64_t perItem = init ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+                           : (local ? k.ranges[static_cast<size_t>(k.kLoop)] /
+                                          t.localK * t.stagedPerItem()
+                                    : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;
   }

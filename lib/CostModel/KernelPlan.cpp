@@ -150,7 +150,8 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
     return std::nullopt;
   auto fits = [&](const ::fbl::target::GemmTile &t) {
     return g.ranges[g.mLoop] % t.tile() == 0 &&
-           g.ranges[g.nLoop] % t.tile() == 0 && g.ranges[g.kLoop] % t.localK == 0 &&
+           g.ranges[g.nLoop] % t.tile() == 0 &&
+           g.ranges[g.kLoop] % t.localK == 0 &&
            target.getMaxWorkgroupSize() >= t.items();
   };
   for (const ::fbl::target::GemmTile &t :

@@ -669,7 +669,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
       localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
       model, halfStorage ? *halfStorage : preset && preset.getHalfStorage(),
-      hasTile ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2]}
+      hasTile  ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2]}
       : preset ? preset.getGemmTile()
                : ::fbl::target::kDefaultGemmTile);
 }
@@ -703,8 +703,8 @@ void TargetAttr::print(AsmPrinter &printer) const {
     printer << ", half_storage = " << (getHalfStorage() ? "true" : "false");
   if (::fbl::target::GemmTile t = getGemmTile();
       !(t == (preset ? preset.getGemmTile() : ::fbl::target::kDefaultGemmTile)))
-    printer << ", gemm_tile = [" << t.groupItems << ", " << t.itemBlocks
-            << ", " << t.localK << ']';
+    printer << ", gemm_tile = [" << t.groupItems << ", " << t.itemBlocks << ", "
+            << t.localK << ']';
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

@@ -249,9 +249,10 @@ static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
 /// its columns) at loops `atK` into `aTile` and `bTile`, each texel read
 /// from its image once, spread over the group's work-items (flat id from
 /// `lx`, `ly`) so that consecutive work-items read consecutive texels.
-static void stageTiles(GemmKernelBuilder &gb, const ::fbl::target::GemmTile &tile,
-                       ArrayRef<Value> atK, Value lx, Value ly, Value mTile,
-                       Value nTile, Value aTile, Value bTile) {
+static void stageTiles(GemmKernelBuilder &gb,
+                       const ::fbl::target::GemmTile &tile, ArrayRef<Value> atK,
+                       Value lx, Value ly, Value mTile, Value nTile,
+                       Value aTile, Value bTile) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
   Value flat = ad.add(ad.mul(ly, tile.groupItems), lx);
@@ -331,9 +332,9 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
            {tile.groupItems, tile.groupItems, 1});
   // Tiles [k block][texel][m or n block], allocated first so they sit at the
   // kernel's top level.
-  auto tileType = MemRefType::get({tile.kBlocks(), 4, tile.tileBlocks()},
-                                  gb.texelType,
-                                  AffineMap(), b.getI64IntegerAttr(3));
+  auto tileType =
+      MemRefType::get({tile.kBlocks(), 4, tile.tileBlocks()}, gb.texelType,
+                      AffineMap(), b.getI64IntegerAttr(3));
   Value aTile = memref::AllocaOp::create(b, loc, tileType);
   Value bTile = memref::AllocaOp::create(b, loc, tileType);
   // Blocks are placed by group and local ids; of the global ids only the
