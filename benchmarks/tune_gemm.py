@@ -15,14 +15,16 @@
       the tile with the highest geometric mean is the one to record in the
       target's preset (include/fbl/Layout/TargetDescription.h).
 
-Candidates are the tiles the target's verifier accepts (work-group size,
-32 KiB of local memory, slices that split evenly) from a fixed grid: group
-sides 4-32 work-items, 1-4 blocks of 4x4 per work-item, k slices 8-32 deep.
+Candidates come from a fixed grid (group sides 8-32 work-items, 1-4 blocks
+of 4x4 per work-item, k slices 8-32 deep); those the target's verifier
+refuses (work-group size, 32 KiB of local memory, slices that split
+evenly) are reported and skipped.
 Only tiles that divide every shape are kept, so no run falls back to
 another tile. Runs on the device machine with the Python there (no MLIR
 needed for `run`).
 """
 import argparse
+import itertools
 import json
 import math
 import os
@@ -35,57 +37,65 @@ FORMS = ("nn", "nt", "tn")
 LAYOUTS = ("channel_packed", "rtile")
 
 
-def candidate_tiles(max_workgroup):
-    """[group_items, item_blocks, local_k] the verifier accepts."""
-    tiles = []
-    for g in (4, 8, 16, 32):
-        for b in (1, 2, 4):
-            for k in (8, 16, 32):
-                blocks = g * b
-                if g * g > max_workgroup or 2 * blocks * k * 16 > 32768:
-                    continue
-                if (blocks * k) % (g * g):
-                    continue
-                # Fewer than 64 work-items or more than 256 accumulators a
-                # work-item: not worth a run on a GPU.
-                if g * g < 64 or 16 * b * b > 256:
-                    continue
-                tiles.append([g, b, k])
-    return tiles
+def candidate_tiles():
+    """[group_items, item_blocks, local_k] worth a run on a GPU: 64 or more
+    work-items, at most 256 accumulators a work-item. Whether the target can
+    take a tile is its verifier's question (asked in `stage`)."""
+    return [[g, b, k] for g in (4, 8, 16, 32) for b in (1, 2, 4)
+            for k in (8, 16, 32) if g * g >= 64 and 16 * b * b <= 256]
+
+
+def lower(args, m, n, k, form, layout, tile):
+    """The GEMM's kernels with `tile`, or None with the reason the target's
+    verifier refuses the tile."""
+    ir = subprocess.run(
+        [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m), str(n), str(k),
+         form, layout, args.target, "local"],
+        check=True, capture_output=True, text=True).stdout
+    ir = ir.replace("local_tiled_gemm = true",
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d]" % tuple(tile))
+    out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
+                         capture_output=True, text=True)
+    if out.returncode:
+        if "gemm_tile" in out.stderr:
+            return None, out.stderr.strip().splitlines()[0]
+        sys.exit(f"fbl-opt failed on {form} {layout} {m}x{n}x{k}: {out.stderr}")
+    # Not the local-tiled kernel, or another tile (sizes it does not divide).
+    g = tile[0]
+    if not re.search(r"_gemm_local .*workgroup \[%d, %d, 1\]" % (g, g), out.stdout):
+        sys.exit(f"{form} {layout} {m}x{n}x{k}: tile {tile} was not emitted")
+    return out.stdout, None
 
 
 def stage(args):
     os.makedirs(args.dir, exist_ok=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-    tiles = [t for t in candidate_tiles(args.max_workgroup)
+    # Only tiles every shape divides into: no run falls back to another.
+    tiles = [t for t in candidate_tiles()
              if all(m % (4 * t[0] * t[1]) == 0 and n % (4 * t[0] * t[1]) == 0
                     and k % t[2] == 0 for m, n, k in shapes)]
     plan = {"target": args.target, "runs": []}
+    staged = []
     for tile in tiles:
-        fields = ", gemm_tile = [%d, %d, %d]" % tuple(tile)
-        for m, n, k in shapes:
-            for form in FORMS:
-                for layout in LAYOUTS:
-                    name = "%s-%s-%dx%dx%d-t%d_%d_%d" % (form, layout, m, n, k, *tile)
-                    ir = subprocess.run(
-                        [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m),
-                         str(n), str(k), form, layout, args.target, "local"],
-                        check=True, capture_output=True, text=True).stdout
-                    ir = ir.replace("local_tiled_gemm = true",
-                                    "local_tiled_gemm = true" + fields)
-                    lowered = subprocess.run(
-                        [args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
-                        check=True, capture_output=True, text=True).stdout
-                    if "_gemm_local" not in lowered:
-                        sys.exit(f"{name}: the local-tiled kernel was not chosen")
-                    subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
-                                    os.path.join(args.dir, name)],
-                                   input=lowered, check=True, text=True)
-                    plan["runs"].append({"name": name, "tile": tile, "form": form,
-                                         "layout": layout, "shape": [m, n, k]})
+        runs, refused = [], None
+        for (m, n, k), form, layout in itertools.product(shapes, FORMS, LAYOUTS):
+            lowered, refused = lower(args, m, n, k, form, layout, tile)
+            if refused:
+                break
+            name = "%s-%s-%dx%dx%d-t%d_%d_%d" % (form, layout, m, n, k, *tile)
+            subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
+                            os.path.join(args.dir, name)],
+                           input=lowered, check=True, text=True)
+            runs.append({"name": name, "tile": tile, "form": form,
+                         "layout": layout, "shape": [m, n, k]})
+        if refused:
+            print(f"tile {tile}: {refused}")
+            continue
+        plan["runs"] += runs
+        staged.append(tile)
     with open(os.path.join(args.dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
-    print(f"staged {len(plan['runs'])} bundles, tiles {tiles}")
+    print(f"staged {len(plan['runs'])} bundles, tiles {staged}")
 
 
 def run(args):
@@ -140,7 +150,6 @@ def main():
     s.add_argument("dir")
     s.add_argument("--target", default="nvidia-h200")
     s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
-    s.add_argument("--max-workgroup", type=int, default=1024)
     s.add_argument("--fbl-opt", default="build/bin/fbl-opt")
     s.add_argument("--fbl-translate", default="build/bin/fbl-translate")
     r = sub.add_parser("run")

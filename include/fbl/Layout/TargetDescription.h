@@ -135,6 +135,10 @@ struct GemmTile {
   /// 4-deep steps of k per staged slice.
   constexpr int64_t kBlocks() const { return localK / 4; }
   constexpr int64_t items() const { return groupItems * groupItems; }
+  /// Bytes of local memory the A and B tiles of a slice take (RGBA32F).
+  constexpr int64_t localBytes() const {
+    return 2 * tileBlocks() * localK * 16;
+  }
   /// Texels of one operand each work-item stages per slice.
   constexpr int64_t stagedPerItem() const {
     return tileBlocks() * kBlocks() * 4 / items();

@@ -544,8 +544,7 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   if (const char *reason = gemmTile.invalidReason())
     return emitError() << reason;
   // OpenCL 1.2 promises every device 32 KiB of local memory.
-  if (int64_t bytes = 2 * gemmTile.tileBlocks() * gemmTile.localK * 16;
-      bytes > 32 * 1024)
+  if (int64_t bytes = gemmTile.localBytes(); bytes > 32 * 1024)
     return emitError() << "gemm_tile's local tiles take " << bytes
                        << " bytes, more than the 32768 OpenCL promises";
   if (gemmTile.items() > maxWorkgroupSize)
