@@ -7,15 +7,17 @@ explicit-transpose, run on an OpenCL device with fbl-run.
       compiles each model's step under each policy: DIR/MODEL/POLICY (bundles)
       and DIR/models.json;
   policy_comparison.py run DIR [--fbl-run PATH] [--device D] [--rounds 3] [--iterations 20]
-      runs the policies of each model in turn, --rounds times, each round
-      starting with the next policy (so drift of the device hits all three
-      alike; steps under 2 ms, which launches and
-      host synchronization dominate, get 3x the rounds and 5x the
-      iterations), and writes DIR/results.json: per model and policy the
-      median over rounds of each round's median step time, and from one
-      profiled run the sum of the kernels' median device times (what the
-      layouts change, without the host's share) and the per-kernel times
-      (DIR/MODEL/POLICY.profile);
+      runs the three policies of each model side by side in one process
+      (fbl-run --compare, same inputs), --rounds rounds of --iterations
+      steps, each round starting with the next policy (so drift of the
+      device and the host hits all three alike; steps under 2 ms, which
+      launches and host synchronization dominate, get 3x the rounds and 5x
+      the iterations), and writes DIR/results.json: per model and policy the
+      median over rounds of each round's median step time, each baseline's
+      paired ratio to fblayout (median over rounds, with a distribution-free
+      interval of at least 95%), and from one profiled run the sum of the
+      kernels' median device times (what the layouts change, without the
+      host's share) and the per-kernel times (DIR/MODEL/POLICY.profile);
   policy_comparison.py table --measured LABEL=results.json[,step] ... [--simulated sim.json]
       prints the markdown table: measured step times per device and the
       simulated Adreno/Mali-class times (simulated_comparison.py --json),
@@ -119,35 +121,53 @@ def median_ms(text):
     return float(m.group(1))
 
 
+def compare(fbl_run, d, base, rounds, iterations):
+    """Runs the three policies' bundles side by side in one fbl-run
+    (--compare): per policy its round medians, and per baseline the median
+    of its paired ratio to fblayout with the interval fbl-run prints."""
+    out = subprocess.run([fbl_run, os.path.join(d, POLICIES[0])] +
+                         [x for p in POLICIES[1:] for x in ("--compare", os.path.join(d, p))] +
+                         base + ["--rounds", str(rounds), "--iterations", str(iterations)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    times, ratios = {}, {}
+    lines = out.stdout.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"(.+): median step time [0-9.]+ ms(?:, over .+: ([0-9.]+) "
+                     r"\(([0-9.]+)% interval ([0-9.]+)-([0-9.]+)\))?$", line)
+        if not m:
+            continue
+        policy = os.path.basename(m.group(1))
+        times[policy] = [float(t) for t in lines[i + 1].split(":")[1].split()]
+        if m.group(2):
+            ratios[policy] = {"median": float(m.group(2)), "coverage": float(m.group(3)),
+                              "low": float(m.group(4)), "high": float(m.group(5))}
+    return times, ratios
+
+
 def run(args):
     index = json.load(open(os.path.join(args.dir, "models.json")))
     results = {"target": index["target"], "models": []}
     for entry in index["models"]:
         d = os.path.join(args.dir, entry["dir"])
-        base = [args.fbl_run, "--device", args.device, "--random-inputs", "1"]
-        times = {p: [] for p in POLICIES}
+        base = ["--device", args.device, "--random-inputs", "1"]
         rounds, iterations = args.rounds, args.iterations
-        r, adapted = 0, False
-        while r < rounds:
-            # Each round starts with another policy: whatever the first run
-            # of a round pays (caches, clocks) falls on each alike.
-            for policy in POLICIES[r % 3:] + POLICIES[:r % 3]:
-                out = subprocess.run([args.fbl_run, os.path.join(d, policy)] + base[1:] +
-                                     ["--iterations", str(iterations)],
-                                     capture_output=True, text=True)
-                if out.returncode != 0:
-                    sys.exit(f"{entry['name']} {policy}: {out.stderr.strip()}")
-                times[policy].append(median_ms(out.stdout))
-            r += 1
-            if r == 1 and not adapted and max(times[p][0] for p in POLICIES) < 2.0:
-                rounds, iterations = 3 * args.rounds, 5 * args.iterations
-                times = {p: [] for p in POLICIES}
-                r, adapted = 0, True
+        times, ratios = compare(args.fbl_run, d, base, 1, iterations)
+        if max(times[p][0] for p in POLICIES) < 2.0:
+            # Launches and host synchronization dominate short steps.
+            rounds, iterations = 3 * args.rounds, 5 * args.iterations
+        try:
+            times, ratios = compare(args.fbl_run, d, base, rounds, iterations)
+        except RuntimeError as e:
+            sys.exit(f"{entry['name']}: {e}")
         row = {"name": entry["name"], "rounds": rounds, "iterations": iterations}
         for policy in POLICIES:
             row[policy] = statistics.median(times[policy])
             row[policy + "_rounds"] = times[policy]
-            prof = subprocess.run([args.fbl_run, os.path.join(d, policy)] + base[1:] +
+            if policy in ratios:
+                row[policy + "_ratio"] = ratios[policy]
+            prof = subprocess.run([args.fbl_run, os.path.join(d, policy)] + base +
                                   ["--iterations", str(args.iterations), "--profile"],
                                   capture_output=True, text=True)
             open(os.path.join(d, policy + ".profile"), "w").write(prof.stdout)
@@ -159,8 +179,9 @@ def run(args):
         json.dump(results, open(args.results or os.path.join(args.dir, "results.json"), "w"),
                   indent=1)
         print(f"{entry['name']}: " + ", ".join(
-            f"{p} {row[p]:.3f} ms (kernels {row[p + '_kernel_ms']:.3f})" for p in POLICIES),
-              flush=True)
+            f"{p} {row[p]:.3f} ms (kernels {row[p + '_kernel_ms']:.3f})" +
+            (f" ratio {ratios[p]['median']:.4f} [{ratios[p]['low']:.4f}, {ratios[p]['high']:.4f}]"
+             if p in ratios else "") for p in POLICIES), flush=True)
 
 
 def table(args):
@@ -190,14 +211,18 @@ def table(args):
                 if r is None:
                     cells.append("")
                     continue
-                ratio = r[policy] / r["fblayout"]
+                # The paired ratio where the run measured one (with its
+                # interval), else the ratio of the medians.
+                paired = r.get(policy + "_ratio")
+                ratio = (f"{paired['median']:.3f} [{paired['low']:.3f}, {paired['high']:.3f}]"
+                         if paired else f"{r[policy] / r['fblayout']:.2f}")
                 if steps_only:
                     cells.append(f"{r[policy]:.3f} ms" +
-                                 ("" if policy == "fblayout" else f" ({ratio:.2f})"))
+                                 ("" if policy == "fblayout" else f" ({ratio})"))
                     continue
                 kratio = r[policy + "_kernel_ms"] / r["fblayout_kernel_ms"]
                 cells.append(f"{r[policy]:.3f} ms / {r[policy + '_kernel_ms']:.3f} ms" +
-                             ("" if policy == "fblayout" else f" ({ratio:.2f} / {kratio:.2f})"))
+                             ("" if policy == "fblayout" else f" ({ratio} / {kratio:.2f})"))
             for target in ("adreno-a740", "mali-g710"):
                 r = simulated.get(name, {}).get(target)
                 if r is None:

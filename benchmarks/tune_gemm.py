@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
 
-  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--fbl-opt P]
-                         [--fbl-translate P]
+  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K;...]
+                         [--forms nn,nt,tn] [--layouts channel_packed,rtile]
+                         [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
       and layout (channel_packed, rtile), each with the target's
       local_tiled_gemm on and `gemm_tile` set (benchmarks/gen_gemm.py), and
       DIR/plan.json listing them;
   tune_gemm.py run DIR [--fbl-run P] [--device D] [--iterations N]
+                       [--build-options "-cl-nv-verbose"]
       runs each bundle with fbl-run --profile on the device (the GEMM
       kernel's median device time), writes DIR/results.json (or --results)
       and prints, per
@@ -71,14 +73,18 @@ def stage(args):
     os.makedirs(args.dir, exist_ok=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     # Only tiles every shape divides into: no run falls back to another.
-    tiles = [t for t in candidate_tiles()
+    grid = ([[int(x) for x in t.split(",")] for t in args.tiles.split(";")]
+            if args.tiles else candidate_tiles())
+    forms = args.forms.split(",")
+    layouts = args.layouts.split(",")
+    tiles = [t for t in grid
              if all(m % (4 * t[0] * t[1]) == 0 and n % (4 * t[0] * t[1]) == 0
                     and k % t[2] == 0 for m, n, k in shapes)]
     plan = {"target": args.target, "runs": []}
     staged = []
     for tile in tiles:
         runs, refused = [], None
-        for (m, n, k), form, layout in itertools.product(shapes, FORMS, LAYOUTS):
+        for (m, n, k), form, layout in itertools.product(shapes, forms, layouts):
             lowered, refused = lower(args, m, n, k, form, layout, tile)
             if refused:
                 break
@@ -106,7 +112,17 @@ def run(args):
                "--iterations", str(args.iterations), "--profile"]
         if args.device:
             cmd += ["--device", args.device]
-        out = subprocess.run(cmd, capture_output=True, text=True)
+        env = dict(os.environ)
+        if args.build_options:
+            env["FBL_OPENCL_BUILD_OPTIONS"] = args.build_options
+            # The runtime's program cache keeps the driver's binary (PTX on
+            # NVIDIA): one cache per bundle, to read which code the kernel got.
+            env["XDG_CACHE_HOME"] = os.path.join(args.dir, r["name"] + ".cache")
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if args.build_options:
+            # The driver's build log (registers, spills with -cl-nv-verbose).
+            with open(os.path.join(args.dir, r["name"] + ".buildlog"), "w") as f:
+                f.write(out.stderr)
         ms = None
         for line in out.stdout.splitlines():
             mt = re.match(r"k\d+_gemm_local\s+([\d.]+)", line)
@@ -150,6 +166,10 @@ def main():
     s.add_argument("dir")
     s.add_argument("--target", default="nvidia-h200")
     s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
+    s.add_argument("--tiles", default="",
+                   help="tiles to stage, 'G,B,K;G,B,K' (default: the candidate grid)")
+    s.add_argument("--forms", default=",".join(FORMS))
+    s.add_argument("--layouts", default=",".join(LAYOUTS))
     s.add_argument("--fbl-opt", default="build/bin/fbl-opt")
     s.add_argument("--fbl-translate", default="build/bin/fbl-translate")
     r = sub.add_parser("run")
@@ -157,6 +177,10 @@ def main():
     r.add_argument("--fbl-run", default="build/bin/fbl-run")
     r.add_argument("--device", default="")
     r.add_argument("--iterations", type=int, default=20)
+    r.add_argument("--build-options", default="",
+                   help="extra OpenCL build options (FBL_OPENCL_BUILD_OPTIONS); "
+                   "the build log of each bundle goes to DIR/NAME.buildlog, "
+                   "the driver's binary to DIR/NAME.cache")
     r.add_argument("--results", default="", help="where to write results.json "
                    "(default DIR/results.json)")
     args = ap.parse_args()

@@ -12,6 +12,7 @@
 #include "fbl/Layout/BundleManifest.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -404,8 +405,14 @@ static void writeCache(const fs::path &cached, const std::string &binary) {
 cl_program fbl::runtime::buildProgram(cl_context context,
                                       const DeviceEntry &device,
                                       const std::string &source) {
+  // FBL_OPENCL_BUILD_OPTIONS adds options for the driver (a developer's
+  // knob: register reports, register caps); the build log is then printed.
+  const char *extra = std::getenv("FBL_OPENCL_BUILD_OPTIONS");
+  std::string options = kBuildOptions;
+  if (extra && *extra)
+    options += std::string(" ") + extra;
   // Binary cache keyed by source, build options, device and driver.
-  std::string key = source + kBuildOptions + device.name +
+  std::string key = source + options + device.name +
                     deviceString(device.device, CL_DRIVER_VERSION);
   size_t hash = std::hash<std::string>{}(key);
   const char *home = std::getenv("XDG_CACHE_HOME");
@@ -431,8 +438,8 @@ cl_program fbl::runtime::buildProgram(cl_context context,
       program = clCreateProgramWithBinary(context, 1, &device.device, &size,
                                           &bytes, &status, &err);
       if (err != CL_SUCCESS || status != CL_SUCCESS ||
-          clBuildProgram(program, 1, &device.device, kBuildOptions, nullptr,
-                         nullptr) != CL_SUCCESS) {
+          clBuildProgram(program, 1, &device.device, options.c_str(),
+                         nullptr, nullptr) != CL_SUCCESS) {
         if (program)
           clReleaseProgram(program);
         program = nullptr;
@@ -444,15 +451,18 @@ cl_program fbl::runtime::buildProgram(cl_context context,
     size_t len = source.size();
     program = clCreateProgramWithSource(context, 1, &src, &len, &err);
     check(err, "clCreateProgramWithSource");
-    err = clBuildProgram(program, 1, &device.device, kBuildOptions, nullptr,
+    err = clBuildProgram(program, 1, &device.device, options.c_str(), nullptr,
                          nullptr);
+    size_t n = 0;
+    clGetProgramBuildInfo(program, device.device, CL_PROGRAM_BUILD_LOG, 0,
+                          nullptr, &n);
+    std::string log(n, '\0');
+    clGetProgramBuildInfo(program, device.device, CL_PROGRAM_BUILD_LOG, n,
+                          log.data(), nullptr);
+    if (err == CL_SUCCESS && extra && *extra)
+      std::fprintf(stderr, "OpenCL build log (%s):\n%s\n", options.c_str(),
+                   log.c_str());
     if (err != CL_SUCCESS) {
-      size_t n = 0;
-      clGetProgramBuildInfo(program, device.device, CL_PROGRAM_BUILD_LOG, 0,
-                            nullptr, &n);
-      std::string log(n, '\0');
-      clGetProgramBuildInfo(program, device.device, CL_PROGRAM_BUILD_LOG, n,
-                            log.data(), nullptr);
       clReleaseProgram(program);
       throw Error("OpenCL build of kernels.cl failed on '" + device.name +
                   "': " + clErrorName(err) + "\n" + log);

@@ -4,6 +4,8 @@
 //               [--random-inputs SEED] [--output-dir OUT] [--iterations N]
 //               [--profile] [--train STEPS] [--device SEL]
 //               [--save-weights FILE [--save-filter TEXT] [--save-dtype T]]
+//       fbl-run DIR --compare DIR2 [--compare DIR3]... [--rounds R]
+//               [--iterations N] [input and device options]
 //       fbl-run --print-target|--print-preset [--device SEL]
 //       fbl-run --list-devices
 //
@@ -15,8 +17,11 @@
 // --random-inputs (integer inputs within their valid range). With --train, a
 // training-step bundle runs STEPS steps, each step's updated parameters and
 // optimizer state feeding the next, and prints the loss and step time as it
-// goes; --save-weights then writes the named parameters. Errors are one line on
-// stderr and a non-zero exit.
+// goes; --save-weights then writes the named parameters. With --compare, the
+// bundles run side by side in one process on the same inputs, R rounds of N
+// iterations each, and fbl-run prints each one's median step time and its
+// paired ratio to the first. Errors are one line on stderr and a non-zero
+// exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +30,7 @@
 #include "fbl_runtime/fbl_runtime.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +52,8 @@ int usage() {
                "[--profile] [--train STEPS] [--device SEL]\n"
                "               [--save-weights FILE [--save-filter TEXT] "
                "[--save-dtype F32|F16|BF16]]\n"
+               "       fbl-run DIR --compare DIR2 [--compare DIR3]... "
+               "[--rounds R] [--iterations N] [inputs]\n"
                "       fbl-run --print-target|--print-preset [--device SEL]\n"
                "       fbl-run --list-devices\n");
   return 2;
@@ -90,102 +98,20 @@ size_t resolveInput(fbl_session *session, const std::string &key) {
   die("--input " + key + ": the bundle has no input of that name");
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  std::string bundle, outputDir, device, weights, saveWeights, saveFilter,
-      saveDType = "F32";
-  std::vector<std::pair<std::string, std::string>> inputKeys;
+/// Where a bundle's inputs come from (the options of the same names).
+struct InputOptions {
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::string weights;
   long seed = -1;
-  int iterations = 1, trainSteps = 0;
-  bool profile = false, printTarget = false, printPreset = false,
-       listDevices = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        die("option " + a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--input") {
-      std::string v = value();
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-        die("--input takes NAME=FILE.npy or argI=FILE.npy, got '" + v + "'");
-      inputKeys.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (a == "--weights") {
-      weights = value();
-    } else if (a == "--save-weights") {
-      saveWeights = value();
-    } else if (a == "--save-filter") {
-      saveFilter = value();
-    } else if (a == "--save-dtype") {
-      saveDType = value();
-    } else if (a == "--random-inputs") {
-      try {
-        seed = std::stol(value());
-      } catch (const std::exception &) {
-        die("--random-inputs takes an integer seed");
-      }
-    } else if (a == "--output-dir") {
-      outputDir = value();
-    } else if (a == "--iterations") {
-      try {
-        iterations = std::stoi(value());
-      } catch (const std::exception &) {
-        die("--iterations takes a positive integer");
-      }
-      if (iterations < 1)
-        die("--iterations takes a positive integer");
-    } else if (a == "--train") {
-      try {
-        trainSteps = std::stoi(value());
-      } catch (const std::exception &) {
-        die("--train takes a positive number of steps");
-      }
-      if (trainSteps < 1)
-        die("--train takes a positive number of steps");
-    } else if (a == "--profile") {
-      profile = true;
-    } else if (a == "--device") {
-      device = value();
-    } else if (a == "--print-target") {
-      printTarget = true;
-    } else if (a == "--print-preset") {
-      printPreset = true;
-    } else if (a == "--list-devices") {
-      listDevices = true;
-    } else if (a == "-h" || a == "--help") {
-      return usage();
-    } else if (!a.empty() && a[0] == '-') {
-      die("unknown option " + a);
-    } else if (bundle.empty()) {
-      bundle = a;
-    } else {
-      return usage();
-    }
-  }
-  if (listDevices) {
-    char buf[8192];
-    check(fbl_list_devices(buf, sizeof(buf)));
-    std::fputs(buf, stdout);
-    return 0;
-  }
-  if (printTarget || printPreset) {
-    char buf[2048];
-    check(printTarget ? fbl_describe_device(device.c_str(), buf, sizeof(buf))
-                      : fbl_target_preset(device.c_str(), buf, sizeof(buf)));
-    std::printf("%s\n", buf);
-    return 0;
-  }
-  if (bundle.empty())
-    return usage();
-  if ((!saveFilter.empty() || saveDType != "F32") && saveWeights.empty())
-    die("--save-filter and --save-dtype go with --save-weights FILE");
+};
 
-  fbl_session *session = nullptr;
-  check(fbl_session_open(bundle.c_str(), device.c_str(), &session));
-  std::printf("device: %s\n", fbl_session_device_name(session));
+/// Sets every input of `session` as the options say. The random generator
+/// starts from the seed for each session, so bundles of the same function
+/// get the same inputs.
+void setInputs(fbl_session *session, const InputOptions &options) {
+  const auto &inputKeys = options.keys;
+  const std::string &weights = options.weights;
+  long seed = options.seed;
   size_t numInputs = fbl_session_num_inputs(session);
   std::map<size_t, std::string> inputs;
   for (const auto &[key, path] : inputKeys) {
@@ -300,6 +226,207 @@ int main(int argc, char **argv) {
     check(fbl_session_set_input(session, i, array.data.data(),
                                 array.data.size()));
   }
+}
+
+/// The 0-based order statistics [lo, hi] of n samples that bound a
+/// distribution-free confidence interval for their median, and its coverage:
+/// the widest-coverage-first interval of at least 95%, else min..max.
+struct MedianInterval {
+  size_t lo, hi;
+  double coverage;
+};
+MedianInterval medianInterval(size_t n) {
+  // P(X <= k) for X ~ Binomial(n, 1/2), accumulated while it stays <= 2.5%.
+  double pk = std::pow(0.5, double(n)), cdf = 0;
+  size_t lo = 0;
+  double tail = pk;
+  for (size_t k = 0; k + 1 < n; ++k) {
+    cdf += pk;
+    if (cdf > 0.025)
+      break;
+    lo = k;
+    tail = cdf;
+    pk = pk * double(n - k) / double(k + 1);
+  }
+  return {lo, n - 1 - lo, 1 - 2 * tail};
+}
+
+/// Times `first` and the `others` side by side in one process: each round
+/// runs every bundle `iterations` times, starting with the next bundle each
+/// round, so that drift of the device and the host falls on all alike.
+/// Prints each bundle's median over rounds of its round medians and, for the
+/// others, the median over rounds of their time over the first bundle's in
+/// the same round, with a confidence interval.
+int compareBundles(const std::vector<std::string> &dirs,
+                   const std::string &device, const InputOptions &inputs,
+                   int iterations, int rounds) {
+  std::vector<fbl_session *> sessions;
+  for (const std::string &dir : dirs) {
+    fbl_session *session = nullptr;
+    check(fbl_session_open(dir.c_str(), device.c_str(), &session));
+    if (sessions.empty())
+      std::printf("device: %s\n", fbl_session_device_name(session));
+    setInputs(session, inputs);
+    check(fbl_session_run(session, 1, 0)); // Warm-up.
+    sessions.push_back(session);
+  }
+  size_t n = sessions.size();
+  std::vector<std::vector<double>> times(n);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t j = 0; j < n; ++j) {
+      size_t b = (r + j) % n;
+      check(fbl_session_run(sessions[b], iterations, 0));
+      times[b].push_back(fbl_session_median_ms(sessions[b]));
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  };
+  MedianInterval ci = medianInterval(rounds);
+  std::printf("compared %zu bundles: %d rounds of %d iteration%s, each round "
+              "starting with the next bundle\n",
+              n, rounds, iterations, iterations == 1 ? "" : "s");
+  for (size_t b = 0; b < n; ++b) {
+    std::printf("%s: median step time %.3f ms", dirs[b].c_str(),
+                median(times[b]));
+    if (b > 0) {
+      std::vector<double> ratio;
+      for (int r = 0; r < rounds; ++r)
+        ratio.push_back(times[b][r] / times[0][r]);
+      double mid = median(ratio);
+      std::sort(ratio.begin(), ratio.end());
+      std::printf(", over %s: %.4f (%.1f%% interval %.4f-%.4f)",
+                  dirs[0].c_str(), mid, 100 * ci.coverage, ratio[ci.lo],
+                  ratio[ci.hi]);
+    }
+    std::printf("\n  rounds (ms):");
+    for (double t : times[b])
+      std::printf(" %.4f", t);
+    std::printf("\n");
+  }
+  for (fbl_session *session : sessions)
+    fbl_session_close(session);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string bundle, outputDir, device, saveWeights, saveFilter,
+      saveDType = "F32";
+  InputOptions inputOptions;
+  std::vector<std::string> compared;
+  int iterations = 1, trainSteps = 0, rounds = 1;
+  bool profile = false, printTarget = false, printPreset = false,
+       listDevices = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        die("option " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--input") {
+      std::string v = value();
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        die("--input takes NAME=FILE.npy or argI=FILE.npy, got '" + v + "'");
+      inputOptions.keys.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--weights") {
+      inputOptions.weights = value();
+    } else if (a == "--compare") {
+      compared.push_back(value());
+    } else if (a == "--rounds") {
+      try {
+        rounds = std::stoi(value());
+      } catch (const std::exception &) {
+        die("--rounds takes a positive integer");
+      }
+      if (rounds < 1)
+        die("--rounds takes a positive integer");
+    } else if (a == "--save-weights") {
+      saveWeights = value();
+    } else if (a == "--save-filter") {
+      saveFilter = value();
+    } else if (a == "--save-dtype") {
+      saveDType = value();
+    } else if (a == "--random-inputs") {
+      try {
+        inputOptions.seed = std::stol(value());
+      } catch (const std::exception &) {
+        die("--random-inputs takes an integer seed");
+      }
+    } else if (a == "--output-dir") {
+      outputDir = value();
+    } else if (a == "--iterations") {
+      try {
+        iterations = std::stoi(value());
+      } catch (const std::exception &) {
+        die("--iterations takes a positive integer");
+      }
+      if (iterations < 1)
+        die("--iterations takes a positive integer");
+    } else if (a == "--train") {
+      try {
+        trainSteps = std::stoi(value());
+      } catch (const std::exception &) {
+        die("--train takes a positive number of steps");
+      }
+      if (trainSteps < 1)
+        die("--train takes a positive number of steps");
+    } else if (a == "--profile") {
+      profile = true;
+    } else if (a == "--device") {
+      device = value();
+    } else if (a == "--print-target") {
+      printTarget = true;
+    } else if (a == "--print-preset") {
+      printPreset = true;
+    } else if (a == "--list-devices") {
+      listDevices = true;
+    } else if (a == "-h" || a == "--help") {
+      return usage();
+    } else if (!a.empty() && a[0] == '-') {
+      die("unknown option " + a);
+    } else if (bundle.empty()) {
+      bundle = a;
+    } else {
+      return usage();
+    }
+  }
+  if (listDevices) {
+    char buf[8192];
+    check(fbl_list_devices(buf, sizeof(buf)));
+    std::fputs(buf, stdout);
+    return 0;
+  }
+  if (printTarget || printPreset) {
+    char buf[2048];
+    check(printTarget ? fbl_describe_device(device.c_str(), buf, sizeof(buf))
+                      : fbl_target_preset(device.c_str(), buf, sizeof(buf)));
+    std::printf("%s\n", buf);
+    return 0;
+  }
+  if (bundle.empty())
+    return usage();
+  if ((!saveFilter.empty() || saveDType != "F32") && saveWeights.empty())
+    die("--save-filter and --save-dtype go with --save-weights FILE");
+
+  if (rounds > 1 && compared.empty())
+    die("--rounds goes with --compare DIR");
+  if (!compared.empty()) {
+    if (trainSteps > 0 || profile || !outputDir.empty() || !saveWeights.empty())
+      die("--compare times bundles side by side; it does not take --train, "
+          "--profile, --output-dir or --save-weights");
+    compared.insert(compared.begin(), bundle);
+    return compareBundles(compared, device, inputOptions, iterations, rounds);
+  }
+
+  fbl_session *session = nullptr;
+  check(fbl_session_open(bundle.c_str(), device.c_str(), &session));
+  std::printf("device: %s\n", fbl_session_device_name(session));
+  setInputs(session, inputOptions);
   if (trainSteps > 0) {
     // fbl_session_train_step refuses bundles that are not training steps.
     double first = 0, last = 0;
