@@ -140,8 +140,31 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
   g.c = {init->get(), maps[2], *cPacked,
          mLoop,       nLoop,   init->getOperandNumber()};
   g.aFirst = mul.getLhs() == body.getArgument(aPos);
-  g.readsInit = op.payloadUsesValueFromOperand(init);
+  g.initValue = initConstant(op);
+  g.readsInit = op.payloadUsesValueFromOperand(init) && !g.initValue;
   return g;
+}
+
+TypedAttr mlir::fbl::initConstant(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op) || op.getNumDpsInits() != 1)
+    return {};
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return {};
+  auto constant = fill.value().getDefiningOp<arith::ConstantOp>();
+  if (!constant)
+    return {};
+  return dyn_cast<TypedAttr>(constant.getValue());
+}
+
+bool mlir::fbl::isAbsorbedFill(Operation *op) {
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  if (!fill || fill->use_empty())
+    return false;
+  return llvm::all_of(fill->getUses(), [](OpOperand &use) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    return user && user.isDpsInit(&use) && initConstant(user);
+  });
 }
 
 std::optional<::fbl::target::GemmTile>
@@ -235,7 +258,8 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
          layoutOf(type, operandLayouts[in->getOperandNumber()])});
     k.inputOperands.push_back(in->getOperandNumber());
   }
-  k.readsInit = linalgOp.payloadUsesValueFromOperand(init);
+  k.readsInit =
+      linalgOp.payloadUsesValueFromOperand(init) && !initConstant(linalgOp);
   // Elements of tensors from above, read at computed places (gathers).
   linalgOp.getBlock()->walk([&](tensor::ExtractOp extract) {
     if (extract.getTensor().getParentRegion() != &op->getRegion(0))
@@ -251,7 +275,8 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
   if (op->getNumResults() == 0 || !resultLayouts.front() ||
       isIndexTransform(op) ||
       isa<tensor::EmptyOp, arith::ConstantOp, TransposeViewOp, ReshapeViewOp>(
-          op))
+          op) ||
+      isAbsorbedFill(op))
     return std::nullopt;
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType)

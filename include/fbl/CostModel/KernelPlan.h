@@ -48,7 +48,22 @@ struct GemmMatch {
   /// kernel rounds as the op does.
   bool aFirst;
   bool readsInit;
+  /// The constant the accumulators start from when the init is not read
+  /// (initConstant); null: zero.
+  TypedAttr initValue;
 };
+
+/// The constant that `op`'s kernel starts its accumulators from instead of
+/// reading its init: the value of the `linalg.fill` of an `arith.constant`
+/// that produces the init. A zero-filled init is how linalg spells a fresh
+/// accumulator (`linalg.matmul outs(fill(0))`, sums); the kernel starts at
+/// the constant, reads no init and needs no fill kernel. Null when the init
+/// is anything else, or `op` is itself a fill.
+TypedAttr initConstant(linalg::LinalgOp op);
+
+/// Whether `fill` needs no kernel: every use is the init of an op whose
+/// kernel starts from its constant (initConstant).
+bool isAbsorbedFill(Operation *fill);
 
 /// The layout each operand of an op is read in (null: not a tensor).
 using OperandLayouts = ArrayRef<Attribute>;
@@ -71,7 +86,7 @@ std::optional<::fbl::target::GemmTile> localGemmTile(const GemmMatch &g,
 /// The kernel fbl-lower-to-kernels emits for `op` with its operands read in
 /// `operandLayouts` and its results written in `resultLayouts` (one entry
 /// per operand/result; null for non-tensors). Nullopt for ops that run no
-/// kernel (views, constants, tensor.empty). Ops the lowering copies element
+/// kernel (views, constants, tensor.empty, absorbed fills). Ops the lowering copies element
 /// by element (slices, inserts, scatter loops) are planned as the per-texel
 /// copies of their results.
 std::optional<::fbl::cost::KernelShape>

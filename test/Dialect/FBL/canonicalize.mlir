@@ -15,6 +15,39 @@ func.func @relayout_to_same_layout_folds(%x: tensor<8x8xf32, #cp>) -> tensor<8x8
 #cp = #fbl.channel_packed<packed = 1>
 #rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
 
+// CHECK-LABEL: func.func @relayout_of_fill_is_a_fill
+// CHECK-NEXT: %[[C:.*]] = arith.constant 2.5
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<8x8xf32, #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill {fbl.phase = "backward"} ins(%[[C]] : f32) outs(%[[E]] :
+// CHECK-NEXT: return %[[F]]
+func.func @relayout_of_fill_is_a_fill() -> tensor<8x8xf32, #rt> {
+  %c = arith.constant 2.5 : f32
+  %e = tensor.empty() : tensor<8x8xf32, #cp>
+  %f = linalg.fill {fbl.phase = "backward"} ins(%c : f32) outs(%e : tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #cp>
+  %0 = fbl.relayout %f : tensor<8x8xf32, #cp> to tensor<8x8xf32, #rt>
+  return %0 : tensor<8x8xf32, #rt>
+}
+
+// -----
+
+// A fill of a tensor that is not fresh is relaid out as any other tensor.
+#cp = #fbl.channel_packed<packed = 1>
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+
+// CHECK-LABEL: func.func @relayout_of_fill_into_an_argument_stays
+// CHECK: fbl.relayout
+func.func @relayout_of_fill_into_an_argument_stays(%x: tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #rt> {
+  %c = arith.constant 2.5 : f32
+  %f = linalg.fill ins(%c : f32) outs(%x : tensor<8x8xf32, #cp>) -> tensor<8x8xf32, #cp>
+  %0 = fbl.relayout %f : tensor<8x8xf32, #cp> to tensor<8x8xf32, #rt>
+  return %0 : tensor<8x8xf32, #rt>
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+
 // CHECK-LABEL: func.func @relayout_chain_reads_the_source
 // CHECK: %[[R:.*]] = fbl.relayout %arg0 : tensor<8x8xf32, #fbl.channel_packed<packed = 1>> to tensor<8x8xf32, #fbl.buffer>
 // CHECK-NEXT: return %[[R]]

@@ -8,8 +8,11 @@
 
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -72,6 +75,35 @@ OpFoldResult RelayoutOp::fold(FoldAdaptor) {
     return getResult();
   }
   return {};
+}
+
+namespace {
+/// A relayout of a constant fill of a fresh tensor is that fill in the
+/// result's layout: there is nothing to move.
+struct RelayoutOfFill : OpRewritePattern<RelayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RelayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto fill = op.getSource().getDefiningOp<linalg::FillOp>();
+    if (!fill ||
+        !fill.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>())
+      return rewriter.notifyMatchFailure(op, "not a fill of a fresh tensor");
+    RankedTensorType type = op.getType();
+    Value empty =
+        tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
+                                type.getElementType(), type.getEncoding());
+    auto refill = rewriter.replaceOpWithNewOp<linalg::FillOp>(
+        op, ValueRange{fill.value()}, ValueRange{empty});
+    // The fill's phase and class (fbl-classify-ops) stay with it.
+    refill->setDiscardableAttrs(fill->getDiscardableAttrDictionary());
+    return success();
+  }
+};
+} // namespace
+
+void RelayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<RelayoutOfFill>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,7 @@
 #include "LowerToKernels/KernelLowerings.h"
 
 #include "fbl/Autodiff/IndexMaps.h"
+#include "fbl/CostModel/KernelPlan.h"
 #include "fbl/CostModel/OpCost.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
@@ -138,6 +139,10 @@ createdBetween(Block &block, Operation *before, Operation *after) {
 static bool lowersAlike(Operation *a, Operation *b) {
   if (a->getNumOperands() != b->getNumOperands())
     return false;
+  // Kernels start from an init's fill constant instead of reading it.
+  auto la = dyn_cast<linalg::LinalgOp>(a), lb = dyn_cast<linalg::LinalgOp>(b);
+  if (la && lb && initConstant(la) != initConstant(lb))
+    return false;
   for (unsigned i = 0, e = a->getNumOperands(); i < e; ++i) {
     Value x = a->getOperand(i), y = b->getOperand(i);
     if (!isa<RankedTensorType>(x.getType()) && x != y)
@@ -236,6 +241,28 @@ bool RepeatedKernels::copy(Operation *op, Operation *original,
   return true;
 }
 
+/// Gives the uses of a constant fill that kernels absorb as their initial
+/// value (initConstant) a fill of their own, which runs no kernel, when the
+/// fill has other uses too: lowering the fill for those must not turn the
+/// absorbed inits into reads of its result.
+static void splitAbsorbedFillUses(Block &block) {
+  for (auto fill : llvm::make_early_inc_range(block.getOps<linalg::FillOp>())) {
+    if (isAbsorbedFill(fill))
+      continue;
+    SmallVector<OpOperand *> absorbed;
+    for (OpOperand &use : fill->getUses())
+      if (auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+          user && user.isDpsInit(&use) && initConstant(user))
+        absorbed.push_back(&use);
+    if (absorbed.empty())
+      continue;
+    OpBuilder b(fill);
+    Operation *copy = b.clone(*fill);
+    for (OpOperand *use : absorbed)
+      use->set(copy->getResult(0));
+  }
+}
+
 namespace {
 struct LowerToKernelsPass
     : public mlir::fbl::impl::FBLLowerToKernelsPassBase<LowerToKernelsPass> {
@@ -262,9 +289,12 @@ struct LowerToKernelsPass
     OpCostModel costs(targetAttr);
     for (func::FuncOp func : funcs) {
       recordInputRanges(func);
+      splitAbsorbedFillUses(func.getBody().front());
       SmallVector<Operation *> work;
       for (Operation &op : func.getBody().front())
-        if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
+        if (isAbsorbedFill(&op))
+          continue; // Its users start from its constant; dead once lowered.
+        else if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
                 tensor::InsertOp>(op) ||
             (isa<arith::ConstantOp>(op) &&

@@ -23,7 +23,8 @@ def FBL_RelayoutOp : FBL_Op<"relayout", [Pure]> {
     encoding is a logical tensor being given its first layout.
 
     Folds away when source and result types are equal, and a relayout of a
-    relayout reads the original source.
+    relayout reads the original source. A relayout of a constant fill of a
+    fresh tensor canonicalizes to the fill in the result's layout.
 
     ```mlir
     %1 = fbl.relayout %0 : tensor<64x64xf32, #fbl.channel_packed<packed = 1>>
@@ -36,6 +37,7 @@ def FBL_RelayoutOp : FBL_Op<"relayout", [Pure]> {
       "$source attr-dict `:` type($source) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def FBL_TransposeViewOp : FBL_Op<"transpose_view", [Pure]> {

@@ -52,7 +52,8 @@ public:
         texelType(VectorType::get({4}, b.getF32Type())) {
     g.a.input = kb.addInput(g.a.value);
     g.b.input = kb.addInput(g.b.value);
-    g.c.input = kb.addInput(g.c.value);
+    if (g.readsInit)
+      g.c.input = kb.addInput(g.c.value);
   }
 
   /// The global work-item ids: 4x4 blocks of (n, m), and the batch.
@@ -120,16 +121,19 @@ public:
   }
 
   /// The accumulators of the work-item's blocks (m origins x n origins):
-  /// 16 per block, blocks in (i, j) order; C's init or zero.
+  /// 16 per block, blocks in (i, j) order; C's init, or the constant it is
+  /// filled with.
   SmallVector<Value> initialAccumulators(ArrayRef<Value> mBlocks,
                                          ArrayRef<Value> nBlocks,
                                          ArrayRef<Value> at) {
     SmallVector<Value> acc;
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    // The init's fill constant (initConstant), else zero.
+    Value start = arith::ConstantOp::create(
+        b, loc, g.initValue ? g.initValue : b.getF32FloatAttr(0));
     for (Value m : mBlocks)
       for (Value n : nBlocks) {
         if (!g.readsInit) {
-          acc.append(16, zero);
+          acc.append(16, start);
           continue;
         }
         ScalarBlock c = readBlock(g.c, blockAt(at, m, n));

@@ -97,7 +97,7 @@ void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
     kb.begin(name, type, gridFor(type));
     // A copy cannot fail: no body to inline.
     (void)emitPlannedKernel(
-        kb, *plan, {src}, std::nullopt,
+        kb, *plan, {src}, std::nullopt, TypedAttr(),
         [](ValueRange, ValueRange values, Value, IRMapping &) {
           return FailureOr<Value>(values.front());
         });

@@ -40,7 +40,9 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   KernelBuilder kb(b, loc, target);
   Block &body = *op.getBlock();
   OpOperand *init = op.getDpsInitOperand(0);
-  bool readsInit = op.payloadUsesValueFromOperand(init);
+  // An init filled with a constant is not read: the accumulators start at it.
+  TypedAttr initValue = initConstant(op);
+  bool readsInit = op.payloadUsesValueFromOperand(init) && !initValue;
   // Kernel inputs: tensor inputs, the init when read, captured tensors, and
   // tensors that captured or operand scalars read.
   SmallVector<int> inputIndex(op->getNumOperands(), -1);
@@ -148,7 +150,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   std::optional<unsigned> initInput;
   if (readsInit)
     initInput = inputIndex[init->getOperandNumber()];
-  status = emitPlannedKernel(kb, *plan, planInputs, initInput, laneBody);
+  status = emitPlannedKernel(kb, *plan, planInputs, initInput, initValue,
+                             laneBody);
   DispatchOp dispatch = kb.end();
   if (failed(status))
     return failure();

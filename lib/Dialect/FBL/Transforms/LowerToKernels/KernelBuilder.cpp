@@ -341,7 +341,7 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
                                          const ::fbl::cost::KernelShape &plan,
                                          ArrayRef<unsigned> inputs,
                                          std::optional<unsigned> init,
-                                         LaneBody body) {
+                                         TypedAttr initValue, LaneBody body) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Type elem =
@@ -376,8 +376,9 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
       for (unsigned c = 0; c < numLanes; ++c)
         acc.push_back(reads.element(f[c], plan.output, c, 0));
     } else {
-      acc.assign(numLanes,
-                 arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
+      acc.assign(numLanes, arith::ConstantOp::create(
+                               b, loc, initValue ? initValue
+                                                 : TypedAttr(b.getZeroAttr(elem))));
     }
     // Inputs that no reduction loop indexes: once, before the nest.
     SmallVector<SmallVector<Fetched>> hoisted(plan.inputs.size());

@@ -138,11 +138,13 @@ using LaneBody = function_ref<FailureOr<Value>(
 /// reduction nest runs once for all lanes, the walked loop 4 iterations a
 /// step, and each input is fetched once per group of lanes and iterations
 /// that its plan says share a fetch. Plan input i is kernel input
-/// `inputs[i]`; the initial value (plan.readsInit) is kernel input `init`.
+/// `inputs[i]`; the initial value (plan.readsInit) is kernel input `init`,
+/// else the constant `initValue` (null: zero).
 LogicalResult emitPlannedKernel(KernelBuilder &kb,
                                 const ::fbl::cost::KernelShape &plan,
                                 ArrayRef<unsigned> inputs,
-                                std::optional<unsigned> init, LaneBody body);
+                                std::optional<unsigned> init,
+                                TypedAttr initValue, LaneBody body);
 
 /// Makes the tensors the scalar chain of `v` reads kernel inputs.
 void collectScalarInputs(Value v, KernelBuilder &kb,
