@@ -68,6 +68,12 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# Random GEMMs (forms, layouts, kernels, tiles) against numpy
+# (test/lib/gemm_property.py).
+config.substitutions.append(
+    ("%gemm_property",
+     "/usr/bin/python3 {0}/test/lib/gemm_property.py --fbl-bin {1}".format(
+         config.fbl_src_root, config.fbl_tools_dir)))
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")

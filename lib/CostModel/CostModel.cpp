@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 using namespace fbl;
 using namespace fbl::cost;
@@ -307,31 +308,37 @@ private:
         }
     int64_t flat = ly * groupItems + lx;
     int64_t slices = std::min(k.ranges[kk] / tile.localK, d.sampledSteps);
-    for (int64_t s = 0; s < slices; ++s)
-      for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
-        int64_t t = flat + r * groupItems * groupItems;
-        int64_t blk = t % tileBlocks, o = (t / tileBlocks) % 4,
-                kblk = t / (tileBlocks * 4);
-        auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
-                         int64_t tileStart, int rowLoop, int colLoop) {
-          if (image != only)
-            return;
+    const std::array<int64_t, 3> extent = {tile.kBlocks(), 4, tileBlocks};
+    auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
+                     int64_t tileStart, int rowLoop, int colLoop) {
+      if (image != only)
+        return;
+      std::array<int, 3> order = localGemmStagingOrder(
+          a, tileLoop, k.kLoop, rowLoop, colLoop, k.ranges.size());
+      int packedLoop =
+          a.layout.packedDim() >= 0
+              ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
+              : colLoop;
+      int other = packedLoop == rowLoop ? colLoop : rowLoop;
+      for (int64_t s = 0; s < slices; ++s)
+        for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
+          // The texel's (kblk, o, blk): t's digits in `order`.
+          int64_t t = flat + r * groupItems * groupItems;
+          std::array<int64_t, 3> at3;
+          at3[order[2]] = t % extent[order[2]];
+          at3[order[1]] = (t / extent[order[2]]) % extent[order[1]];
+          at3[order[0]] = t / (extent[order[2]] * extent[order[1]]);
           std::vector<int64_t> &at = scratch;
           at = loops;
-          at[static_cast<size_t>(tileLoop)] = tileStart + 4 * blk;
-          at[kk] = tile.localK * s + 4 * kblk;
+          at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
+          at[kk] = tile.localK * s + 4 * at3[StageK];
           // Texel o of that block.
-          int packedLoop =
-              a.layout.packedDim() >= 0
-                  ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
-                  : colLoop;
-          int other = packedLoop == rowLoop ? colLoop : rowLoop;
-          at[static_cast<size_t>(other)] += o;
+          at[static_cast<size_t>(other)] += at3[StageTexel];
           read(image, a, at, reads);
-        };
-        stage(0, k.inputs[0], k.mLoop, mTile, k.mLoop, k.kLoop);
-        stage(1, k.inputs[1], k.nLoop, nTile, k.kLoop, k.nLoop);
-      }
+        }
+    };
+    stage(0, k.inputs[0], k.mLoop, mTile, k.mLoop, k.kLoop);
+    stage(1, k.inputs[1], k.nLoop, nTile, k.kLoop, k.nLoop);
   }
 
   /// A per-texel kernel: its valid channels' logical indices (one for a
@@ -792,6 +799,49 @@ void fbl::cost::planReads(KernelShape &k) {
   // The initial value: indexed like the output, read before the nest.
   decide(k.output);
   k.output.stepsShareFetch = k.output.hoisted = false;
+}
+
+std::array<int, 3> fbl::cost::localGemmStagingOrder(const TensorAccess &a,
+                                                    int tileLoop, int kLoop,
+                                                    int rowLoop, int colLoop,
+                                                    size_t numLoops) {
+  int packedLoop =
+      a.layout.packedDim() >= 0
+          ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
+          : colLoop;
+  int other = packedLoop == rowLoop ? colLoop : rowLoop;
+  // Where a unit step of kblk, o or blk lands from the slice's origin, in
+  // (layers, rows, columns) of the image.
+  auto position = [&](int dim) {
+    std::vector<int64_t> loops(numLoops, 0);
+    if (dim == StageK)
+      loops[static_cast<size_t>(kLoop)] += 4;
+    else if (dim == StageTexel)
+      loops[static_cast<size_t>(other)] += 1;
+    else if (dim == StageBlock)
+      loops[static_cast<size_t>(tileLoop)] += 4;
+    std::vector<int64_t> index;
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      int l = a.loopOfDim[d];
+      index.push_back(l >= 0 && a.shape[d] > loops[static_cast<size_t>(l)]
+                          ? loops[static_cast<size_t>(l)]
+                          : 0);
+    }
+    layout::TexelCoord c = a.layout.toTexel(a.shape, index);
+    return std::array<int64_t, 3>{c.layer, c.y, c.x};
+  };
+  std::array<int64_t, 3> origin = position(-1);
+  auto stride = [&](int dim) {
+    std::array<int64_t, 3> p = position(dim);
+    for (int i = 0; i < 3; ++i)
+      p[i] = std::abs(p[i] - origin[i]);
+    return p;
+  };
+  std::array<int, 3> order = {StageK, StageTexel, StageBlock};
+  // Largest step first; equal steps keep (kblk, o, blk).
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return stride(x) > stride(y); });
+  return order;
 }
 
 KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,

@@ -56,11 +56,16 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
-// Local-tiled GEMM (nvidia-h200 has local_tiled_gemm, 64x64x16 divides into
-// work-group tiles): 8x8 work-groups, 2x2 blocks per work-item, no guard (the
-// grid is exact and everyone reaches the barriers). Each 16-deep step stages
-// A and B tiles in local memory (4 texels of each per work-item), then
-// multiplies out of them.
+// Local-tiled GEMM (nvidia-h200 has local_tiled_gemm and gemm_tile = [8,
+// 2, 8]: 64x64 tiles of C in 8-deep slices): 8x8 work-groups, 2x2 blocks
+// per work-item, no guard (the grid is exact and everyone reaches the
+// barriers). Two local buffers per operand: the first slice is staged
+// before the loop; each step reads the next slice's texels (2 of A and 2
+// of B per work-item) before multiplying out of the current buffer, stores
+// them into the other and meets the others at one barrier; the last slice
+// is multiplied after the loop. A (packed along k) is staged along its
+// image rows, k fastest: its tile is [blocks][texel][k step]; B's keeps
+// the blocks innermost, where the work-items of a warp read it.
 
 // CHECK-LABEL: func.func @gemm_local(
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<64x16xf32
@@ -68,8 +73,6 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-SAME:    %[[C:[^:]+]]: tensor<64x64xf32
 // CHECK:         fbl.dispatch @k0_gemm_local ins(%[[A]], %[[B]], %[[C]] : {{.*}}) grid [8, 8, 1] workgroup [8, 8, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
-// CHECK-NEXT:      %[[ATILE:.+]] = memref.alloca() : memref<4x4x16xvector<4xf32>, 3>
-// CHECK-NEXT:      %[[BTILE:.+]] = memref.alloca() : memref<4x4x16xvector<4xf32>, 3>
 // CHECK-NEXT:      fbl.work_item_id 0
 // CHECK-NEXT:      fbl.work_item_id 1
 // CHECK-NEXT:      fbl.work_item_id 2
@@ -77,24 +80,31 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-NEXT:      fbl.local_id 1
 // CHECK-NEXT:      fbl.group_id 0
 // CHECK-NEXT:      fbl.group_id 1
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
+// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x2x4x16xvector<4xf32>, 3>
 // CHECK-NOT:       scf.if
 // CHECK-COUNT-16:  fbl.load_texel %[[KC]][
-// CHECK:           %[[STEP:.+]] = arith.constant 16 : index
-// CHECK-NEXT:      %[[K:.+]] = arith.constant 16 : index
+// CHECK-COUNT-2:   fbl.load_texel %[[KA]][
+// CHECK-COUNT-2:   fbl.load_texel %[[KB]][
+// CHECK-COUNT-2:   memref.store %{{.+}}, %[[ATILE]][
+// CHECK-COUNT-2:   memref.store %{{.+}}, %[[BTILE]][
+// CHECK:           fbl.barrier
+// CHECK:           %[[STEP:.+]] = arith.constant 8 : index
+// CHECK-NEXT:      %[[K:.+]] = arith.constant 8 : index
 // CHECK-NEXT:      %[[ZERO:.+]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[ACC:.+]]:64 = scf.for %{{.+}} = %[[ZERO]] to %[[K]] step %[[STEP]] iter_args(
-// CHECK-COUNT-4:     fbl.load_texel %[[KA]][
-// CHECK-NEXT:        memref.store %{{.+}}, %[[ATILE]][
-// CHECK:             fbl.load_texel %[[KB]][
-// CHECK-NEXT:        memref.store %{{.+}}, %[[BTILE]][
+// CHECK-COUNT-2:     fbl.load_texel %[[KA]][
+// CHECK-COUNT-2:     fbl.load_texel %[[KB]][
+// CHECK-COUNT-32:    memref.load
 // CHECK-NOT:         fbl.load_texel
-// CHECK:             fbl.barrier
-// CHECK-COUNT-4:     memref.load %[[ATILE]][
-// CHECK-COUNT-4:     memref.load %[[BTILE]][
-// CHECK-NOT:         fbl.load_texel
-// CHECK:             fbl.barrier
+// CHECK-COUNT-2:     memref.store %{{.+}}, %[[ATILE]][
+// CHECK-COUNT-2:     memref.store %{{.+}}, %[[BTILE]][
+// CHECK-NEXT:        fbl.barrier
 // CHECK-NEXT:        scf.yield
 // CHECK-NEXT:      }
+// CHECK-NOT:       fbl.barrier
+// CHECK-COUNT-32:  memref.load
+// CHECK-NOT:       fbl.barrier
 // CHECK-COUNT-16:  fbl.store_texel %{{.+}}, %[[KOUT]][
 // CHECK-NEXT:    } -> tensor<64x64xf32, #fbl.channel_packed<packed = 1>>
 

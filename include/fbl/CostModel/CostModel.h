@@ -225,6 +225,20 @@ KernelCost kernelCost(const KernelShape &k, const DeviceModel &device);
 /// ops; the lowering emits what it decided.
 void planReads(KernelShape &k);
 
+/// How the local-tiled GEMM stages operand `a` (read as 4x4 blocks over
+/// loops `rowLoop` x `colLoop`, one side of the tile along `tileLoop`, the
+/// reduction along `kLoop`) into local memory. A slice's texels are indexed
+/// by (kblk: the 4-deep step of the slice, o: the texel of a 4x4 block, blk:
+/// the block along the tile); the result lists these 0, 1, 2 slowest first.
+/// The one whose step moves least in the image (layers, then rows, then
+/// columns) goes fastest, so that consecutive work-items read neighbouring
+/// texels of an image row and write consecutive local texels. Both the
+/// kernel and its cost trace stage in this order.
+enum GemmStagingDim { StageK = 0, StageTexel = 1, StageBlock = 2 };
+std::array<int, 3> localGemmStagingOrder(const TensorAccess &a, int tileLoop,
+                                         int kLoop, int rowLoop, int colLoop,
+                                         size_t numLoops);
+
 /// The kernel that rewrites a tensor of `shape` from `from` to `to`: a block
 /// transpose where the packings differ and both sides tile into whole 4x4
 /// blocks (the destination without padding), else the per-texel copy (one

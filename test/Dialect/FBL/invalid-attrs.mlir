@@ -232,9 +232,9 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 1, 8
 // -----
 
 // expected-error @+1 {{gemm_tile's local tiles take 65536 bytes, more than the 32768 OpenCL promises}}
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 4, 32]>} {}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 2, 32]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile's 32x32 work-groups exceed max_workgroup_size 256}}
-module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 256, preferred_workgroup = [16, 16], gemm_tile = [32, 1, 32]>} {}
+// expected-error @+1 {{gemm_tile's 16x16 work-groups exceed max_workgroup_size 128}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 128, preferred_workgroup = [8, 8], gemm_tile = [16, 1, 16]>} {}

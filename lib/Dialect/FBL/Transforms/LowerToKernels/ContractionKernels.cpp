@@ -12,7 +12,9 @@
 //  - local-tiled (the target's local_tiled_gemm, sizes that divide into
 //    its gemm_tile): the same blocks, item_blocks^2 per work-item, with A
 //    and B staged through local memory so that each texel is read from its
-//    image once per work-group.
+//    image once per work-group; consecutive work-items read neighbouring
+//    texels of an image row, and two buffers let the reads of the next k
+//    slice overlap the multiplication of this one.
 //
 // Which ops take which kernel is decided in fbl/CostModel/KernelPlan.h, where
 // the cost model asks the same question.
@@ -162,9 +164,9 @@ public:
     return next;
   }
 
-  /// Stores each block's accumulators (results of `loop`, in the order of
+  /// Stores each block's accumulators (`acc`, in the order of
   /// `initialAccumulators`) as 4 whole texels of C.
-  void storeBlocks(scf::ForOp loop, ArrayRef<Value> mBlocks,
+  void storeBlocks(ValueRange acc, ArrayRef<Value> mBlocks,
                    ArrayRef<Value> nBlocks, ArrayRef<Value> at) {
     unsigned cPacked = g.c.packed;
     unsigned other = cPacked == g.mLoop ? g.nLoop : g.mLoop;
@@ -183,7 +185,7 @@ public:
           for (int ch = 0; ch < 4; ++ch) {
             int i = cPacked == g.mLoop ? ch : o,
                 j = cPacked == g.mLoop ? o : ch;
-            channels.push_back(loop.getResult(first + i * 4 + j));
+            channels.push_back(acc[first + i * 4 + j]);
           }
           Value texel =
               vector::FromElementsOp::create(b, loc, texelType, channels);
@@ -244,51 +246,133 @@ static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
     scf::YieldOp::create(
         b, loc, gb.multiplyAdd(loop.getRegionIterArgs(), aBlock, bBlock));
   }
-  gb.storeBlocks(loop, mBlock, nBlock, at);
+  gb.storeBlocks(loop.getResults(), mBlock, nBlock, at);
   b.setInsertionPointAfter(guard);
   return kb.end();
 }
 
-/// Stages the work-group's A tile (its rows x localK) and B tile (localK x
-/// its columns) at loops `atK` into `aTile` and `bTile`, each texel read
-/// from its image once, spread over the group's work-items (flat id from
-/// `lx`, `ly`) so that consecutive work-items read consecutive texels.
-static void stageTiles(GemmKernelBuilder &gb,
-                       const ::fbl::target::GemmTile &tile, ArrayRef<Value> atK,
-                       Value lx, Value ly, Value mTile, Value nTile,
-                       Value aTile, Value bTile) {
+namespace {
+/// One operand's local tile in the local-tiled kernel: the texels of a
+/// k slice, read from the image in the order
+/// ::fbl::cost::localGemmStagingOrder decides (the order the cost model
+/// traces), held in local memory of two buffers.
+///
+/// Where they sit in local memory serves the multiplication: a warp's
+/// work-items read A's blocks by their local row (a few rows a warp: the
+/// loads broadcast) and B's by their local column (consecutive columns).
+/// So A's tile keeps the staging order (the stores are consecutive too),
+/// and B's keeps blocks innermost, each row of blocks rotated by its row
+/// (kblk * 4 + o) where B is read in another order, so that the stores of
+/// consecutive rows do not fall on one bank.
+struct LocalTile {
+  const GemmOperand *x;
+  /// The loop along the work-group tile (m for A, n for B), and where the
+  /// group's tile starts along it.
+  unsigned tileLoop;
+  Value tileStart;
+  /// (kblk, o, blk) slowest first as read, and their extents in that order.
+  std::array<int, 3> order;
+  std::array<int64_t, 3> extents;
+  /// (kblk, o, blk) slowest first as stored.
+  std::array<int, 3> layout;
+  /// B's rows of blocks rotated (blocks per row: the tile's blocks).
+  bool rotated = false;
+  int64_t rowBlocks = 0;
+  /// memref<2 x ... x vector<4xf32>, 3>: one buffer per slice parity.
+  Value buffers;
+
+  /// The indices of texel (kblk, o, blk) in buffer `buffer`.
+  SmallVector<Value> at(Addressing &ad, Value buffer, Value kblk, Value o,
+                        Value blk) const {
+    if (rotated)
+      blk = ad.rem(ad.add(blk, ad.add(ad.mul(kblk, 4), o)), rowBlocks);
+    std::array<Value, 3> byDim = {kblk, o, blk};
+    return {buffer, byDim[layout[0]], byDim[layout[1]], byDim[layout[2]]};
+  }
+};
+} // namespace
+
+/// The access a cost trace sees for `x`.
+static ::fbl::cost::TensorAccess accessOf(const GemmOperand &x) {
+  auto type = cast<RankedTensorType>(x.value.getType());
+  ::fbl::cost::TensorAccess a;
+  a.shape.assign(type.getShape().begin(), type.getShape().end());
+  for (AffineExpr e : x.map.getResults())
+    a.loopOfDim.push_back(
+        static_cast<int>(cast<AffineDimExpr>(e).getPosition()));
+  a.layout = layoutOf(type, type.getEncoding());
+  return a;
+}
+
+/// Allocates `x`'s double-buffered local tile (`isB`: B's, read by local
+/// column).
+static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
+                               unsigned tileLoop, Value tileStart,
+                               const ::fbl::target::GemmTile &tile, bool isB) {
+  namespace fc = ::fbl::cost;
+  const GemmMatch &g = gb.g;
+  LocalTile t{&x, tileLoop, tileStart, {}, {}, {}, {}};
+  t.order = fc::localGemmStagingOrder(accessOf(x), tileLoop, g.kLoop,
+                                      x.rowLoop, x.colLoop, g.ranges.size());
+  std::array<int64_t, 3> byDim = {tile.kBlocks(), 4, tile.tileBlocks()};
+  for (int i = 0; i < 3; ++i)
+    t.extents[i] = byDim[t.order[i]];
+  t.layout = isB ? std::array<int, 3>{fc::StageK, fc::StageTexel,
+                                      fc::StageBlock}
+                 : t.order;
+  t.rotated = isB && t.layout != t.order;
+  t.rowBlocks = tile.tileBlocks();
+  auto type = MemRefType::get(
+      {2, byDim[t.layout[0]], byDim[t.layout[1]], byDim[t.layout[2]]},
+      gb.texelType, AffineMap(), gb.b.getI64IntegerAttr(3));
+  t.buffers = memref::AllocaOp::create(gb.b, gb.loc, type);
+  return t;
+}
+
+/// Reads this work-item's share of `t`'s texels of the slice at loops `atK`
+/// from its image (flat id `flat` within the group): consecutive work-items
+/// read consecutive texels in the tile's staging order.
+static SmallVector<Value> readSlice(GemmKernelBuilder &gb,
+                                    const ::fbl::target::GemmTile &tile,
+                                    const LocalTile &t, ArrayRef<Value> atK,
+                                    Value flat,
+                                    SmallVector<std::array<Value, 3>> &where) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
-  Value flat = ad.add(ad.mul(ly, tile.groupItems), lx);
-  int64_t tileBlocks = tile.tileBlocks();
+  SmallVector<Value> texels;
+  where.clear();
   for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
-    // Texel t of a tile: block t % tileBlocks, then texel, then k block.
-    Value t = ad.add(flat, ad.c(r * tile.items()));
-    Value blk = ad.rem(t, tileBlocks);
-    Value o = ad.rem(ad.div(t, tileBlocks), 4);
-    Value kblk = ad.div(t, tileBlocks * 4);
-    Value kAt = ad.add(atK[g.kLoop], ad.mul(kblk, 4));
-    // Operand `x` (blocks along `tileLoop` from `tileStart`) into `tile`.
-    auto stage = [&](const GemmOperand &x, unsigned tileLoop, Value tileStart,
-                     Value tile) {
-      SmallVector<Value> loops(atK.begin(), atK.end());
-      loops[tileLoop] = ad.add(tileStart, ad.mul(blk, 4));
-      loops[g.kLoop] = kAt;
-      memref::StoreOp::create(gb.b, gb.loc, gb.readTexel(x, loops, o), tile,
-                              ValueRange{kblk, o, blk});
-    };
-    stage(g.a, g.mLoop, mTile, aTile);
-    stage(g.b, g.nLoop, nTile, bTile);
+    Value flatR = ad.add(flat, ad.c(r * tile.items()));
+    std::array<Value, 3> byDim;
+    byDim[t.order[2]] = ad.rem(flatR, t.extents[2]);
+    byDim[t.order[1]] = ad.rem(ad.div(flatR, t.extents[2]), t.extents[1]);
+    byDim[t.order[0]] = ad.div(flatR, t.extents[2] * t.extents[1]);
+    SmallVector<Value> loops(atK.begin(), atK.end());
+    loops[t.tileLoop] = ad.add(t.tileStart, ad.mul(byDim[2], 4));
+    loops[g.kLoop] = ad.add(atK[g.kLoop], ad.mul(byDim[0], 4));
+    texels.push_back(gb.readTexel(*t.x, loops, byDim[1]));
+    where.push_back(byDim);
   }
+  return texels;
+}
+
+/// Stores texels read by readSlice into buffer `buffer` of `t`.
+static void storeSlice(GemmKernelBuilder &gb, const LocalTile &t,
+                       ArrayRef<Value> texels,
+                       ArrayRef<std::array<Value, 3>> where, Value buffer) {
+  for (auto [texel, at] : llvm::zip(texels, where))
+    memref::StoreOp::create(gb.b, gb.loc, texel, t.buffers,
+                            t.at(gb.ad, buffer, at[0], at[1], at[2]));
 }
 
 /// Multiplies the work-item's blocks (block i of its rows at local row
-/// `ly + i * groupItems`, likewise columns) out of the staged tiles into
-/// `acc`.
+/// `ly + i * groupItems`, likewise columns) out of buffer `buffer` of the
+/// staged tiles into `acc`.
 static void multiplyTiles(GemmKernelBuilder &gb,
                           const ::fbl::target::GemmTile &tile,
                           MutableArrayRef<Value> acc, Value lx, Value ly,
-                          Value aTile, Value bTile) {
+                          const LocalTile &aTile, const LocalTile &bTile,
+                          Value buffer) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
   int64_t itemBlocks = tile.itemBlocks;
@@ -299,10 +383,12 @@ static void multiplyTiles(GemmKernelBuilder &gb,
       Value am = ad.add(ly, ad.c(i * tile.groupItems));
       Value bn = ad.add(lx, ad.c(i * tile.groupItems));
       for (int64_t o = 0; o < 4; ++o) {
-        aTexels.push_back(memref::LoadOp::create(
-            gb.b, gb.loc, aTile, ValueRange{ad.c(kblk), ad.c(o), am}));
-        bTexels.push_back(memref::LoadOp::create(
-            gb.b, gb.loc, bTile, ValueRange{ad.c(kblk), ad.c(o), bn}));
+        aTexels.push_back(
+            memref::LoadOp::create(gb.b, gb.loc, aTile.buffers,
+                                   aTile.at(ad, buffer, ad.c(kblk), ad.c(o), am)));
+        bTexels.push_back(
+            memref::LoadOp::create(gb.b, gb.loc, bTile.buffers,
+                                   bTile.at(ad, buffer, ad.c(kblk), ad.c(o), bn)));
       }
       aBlocks.push_back(gb.blockOf(g.a, aTexels));
       bBlocks.push_back(gb.blockOf(g.b, bTexels));
@@ -318,7 +404,10 @@ static void multiplyTiles(GemmKernelBuilder &gb,
 }
 
 /// The local-tiled kernel: work-groups of groupItems^2 work-items over
-/// tiles of C, itemBlocks^2 blocks per work-item.
+/// tiles of C, itemBlocks^2 blocks per work-item. Slices of A and B go
+/// through two local buffers: while a slice is multiplied out of one, each
+/// work-item has already issued its reads of the next slice, which it
+/// stores into the other; one barrier a slice.
 static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
                                       const GemmMatch &match,
                                       const ::fbl::target::GemmTile &tile,
@@ -334,13 +423,6 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
            {g.ranges[g.nLoop] / (4 * tile.itemBlocks),
             g.ranges[g.mLoop] / (4 * tile.itemBlocks), g.batch},
            {tile.groupItems, tile.groupItems, 1});
-  // Tiles [k block][texel][m or n block], allocated first so they sit at the
-  // kernel's top level.
-  auto tileType =
-      MemRefType::get({tile.kBlocks(), 4, tile.tileBlocks()}, gb.texelType,
-                      AffineMap(), b.getI64IntegerAttr(3));
-  Value aTile = memref::AllocaOp::create(b, loc, tileType);
-  Value bTile = memref::AllocaOp::create(b, loc, tileType);
   // Blocks are placed by group and local ids; of the global ids only the
   // batch is used. No guard: the grid is exact, and every work-item must
   // reach the barriers.
@@ -358,6 +440,10 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(1));
   Value mTile = ad.mul(gy, tile.tile());
   Value nTile = ad.mul(gx, tile.tile());
+  // The tiles, allocated first so they sit at the kernel's top level.
+  LocalTile aTile = makeLocalTile(gb, g.a, g.mLoop, mTile, tile, false);
+  LocalTile bTile = makeLocalTile(gb, g.b, g.nLoop, nTile, tile, true);
+  Value flat = ad.add(ad.mul(ly, tile.groupItems), lx);
   SmallVector<Value> mBlocks, nBlocks;
   for (int64_t i = 0; i < tile.itemBlocks; ++i) {
     mBlocks.push_back(
@@ -366,24 +452,48 @@ static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
         ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.groupItems)), 4)));
   }
   SmallVector<Value> accInit = gb.initialAccumulators(mBlocks, nBlocks, at);
+  // The first slice into buffer 0.
+  SmallVector<std::array<Value, 3>> aWhere, bWhere;
+  {
+    SmallVector<Value> at0 = at;
+    SmallVector<Value> aTexels = readSlice(gb, tile, aTile, at0, flat, aWhere);
+    SmallVector<Value> bTexels = readSlice(gb, tile, bTile, at0, flat, bWhere);
+    storeSlice(gb, aTile, aTexels, aWhere, ad.c(0));
+    storeSlice(gb, bTile, bTexels, bWhere, ad.c(0));
+    BarrierOp::create(b, loc);
+  }
+  // Slices 0 .. S-2, each reading the next slice before multiplying.
+  int64_t slices = g.ranges[g.kLoop] / tile.localK;
   Value kStep = ad.c(tile.localK);
-  Value kEnd = ad.c(g.ranges[g.kLoop]);
+  Value kEnd = ad.c(g.ranges[g.kLoop] - tile.localK);
   Value kBegin = ad.c(0);
   auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kStep, accInit);
   {
     OpBuilder::InsertionGuard insertionGuard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> atK = at;
-    atK[g.kLoop] = loop.getInductionVar();
-    stageTiles(gb, tile, atK, lx, ly, mTile, nTile, aTile, bTile);
-    BarrierOp::create(b, loc);
+    Value k = loop.getInductionVar();
+    Value current = ad.rem(ad.div(k, tile.localK), 2);
+    Value next = ad.rem(ad.add(ad.div(k, tile.localK), ad.c(1)), 2);
+    SmallVector<Value> atNext = at;
+    atNext[g.kLoop] = ad.add(k, kStep);
+    SmallVector<Value> aTexels =
+        readSlice(gb, tile, aTile, atNext, flat, aWhere);
+    SmallVector<Value> bTexels =
+        readSlice(gb, tile, bTile, atNext, flat, bWhere);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile);
-    // The next step overwrites the tiles only after everyone has read them.
+    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current);
+    // The other buffer was last read in the step before, which everyone
+    // left through the barrier below.
+    storeSlice(gb, aTile, aTexels, aWhere, next);
+    storeSlice(gb, bTile, bTexels, bWhere, next);
     BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
-  gb.storeBlocks(loop, mBlocks, nBlocks, at);
+  // The last slice.
+  SmallVector<Value> acc(loop.getResults());
+  multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile,
+                ad.c((slices - 1) % 2));
+  gb.storeBlocks(acc, mBlocks, nBlocks, at);
   return kb.end();
 }
 
