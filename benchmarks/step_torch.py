@@ -7,6 +7,7 @@ optimizer update) timed with CUDA events; prints the median step time.
   step_torch.py mlp M K H [--optimizer sgd|adamw]
   step_torch.py attention SEQ HIDDEN HEADS [--layers L] [--optimizer adamw]
       [--steps 30] [--warmup 5] [--device cuda]
+  step_torch.py gemm M N K   (one fp32 matmul, cuBLAS with TF32 off: TFLOP/s)
 
 mlp: loss = mean((gelu(X W1) W2 - Y)^2) with the erf GELU, W1 [K, H] and
 W2 [H, K] trained. attention: per layer Q, K, V projections, heads split,
@@ -55,9 +56,29 @@ def attention_step(args, dev):
     return ws, loss
 
 
+def gemm(args, dev):
+    m, n, k = args.dims
+    a = torch.randn(m, k, device=dev)
+    b = torch.randn(k, n, device=dev)
+    c = torch.empty(m, n, device=dev)
+    for _ in range(args.warmup):
+        torch.mm(a, b, out=c)
+    times = []
+    for _ in range(args.steps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.mm(a, b, out=c)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    ms = statistics.median(times)
+    print(f"torch gemm {m}x{n}x{k}: median {ms:.4f} ms, {2 * m * n * k / ms / 1e9:.2f} TFLOP/s")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp", "attention"])
+    p.add_argument("model", choices=["mlp", "attention", "gemm"])
     p.add_argument("dims", type=int, nargs=3)
     p.add_argument("--layers", type=int, default=1)
     p.add_argument("--optimizer", choices=["sgd", "adamw"], default=None)
@@ -68,6 +89,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device(args.device)
+    if args.model == "gemm":
+        return gemm(args, dev)
     params, loss = (mlp_step if args.model == "mlp" else attention_step)(args, dev)
     optimizer = args.optimizer or ("sgd" if args.model == "mlp" else "adamw")
     if optimizer == "sgd":

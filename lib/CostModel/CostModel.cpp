@@ -275,6 +275,9 @@ private:
     unsigned init = static_cast<unsigned>(k.inputs.size());
     if (k.readsInit)
       block(init, k.output, k.mLoop, k.nLoop, loops, reads);
+    // An epilogue's inputs: their blocks at the output's, once.
+    for (unsigned e = 2; e < k.inputs.size(); ++e)
+      block(e, k.inputs[e], k.mLoop, k.nLoop, loops, reads);
     int64_t steps =
         std::min(k.ranges[static_cast<size_t>(k.kLoop)] / 4, d.sampledSteps);
     for (int64_t s = 0; s < steps; ++s) {
@@ -299,13 +302,16 @@ private:
     size_t m = static_cast<size_t>(k.mLoop), n = static_cast<size_t>(k.nLoop),
            kk = static_cast<size_t>(k.kLoop);
     unsigned init = static_cast<unsigned>(k.inputs.size());
-    if (k.readsInit)
-      for (int64_t i = 0; i < itemBlocks; ++i)
-        for (int64_t j = 0; j < itemBlocks; ++j) {
-          loops[m] = mTile + (ly + i * groupItems) * 4;
-          loops[n] = nTile + (lx + j * groupItems) * 4;
+    for (int64_t i = 0; i < itemBlocks; ++i)
+      for (int64_t j = 0; j < itemBlocks; ++j) {
+        loops[m] = mTile + (ly + i * groupItems) * 4;
+        loops[n] = nTile + (lx + j * groupItems) * 4;
+        if (k.readsInit)
           block(init, k.output, k.mLoop, k.nLoop, loops, reads);
-        }
+        // An epilogue's inputs: their blocks at the output's, once.
+        for (unsigned e = 2; e < k.inputs.size(); ++e)
+          block(e, k.inputs[e], k.mLoop, k.nLoop, loops, reads);
+      }
     int64_t flat = ly * groupItems + lx;
     int64_t slices = std::min(k.ranges[kk] / tile.localK, d.sampledSteps);
     const std::array<int64_t, 3> extent = {tile.kBlocks(), 4, tileBlocks};
@@ -619,9 +625,11 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   case KernelKind::LocalTiledGemm: {
     bool local = k.kind == KernelKind::LocalTiledGemm;
     int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
-    // Local tiles: each work-item stages its share of every slice.
+    // Local tiles: each work-item stages its share of every slice. The
+    // init and an epilogue's inputs: each block of the work-item once.
     const target::GemmTile &t = k.gemmTile;
-    int64_t perItem = init ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+    bool atOutput = init || input >= 2;
+    int64_t perItem = atOutput ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
                            : (local ? k.ranges[static_cast<size_t>(k.kLoop)] /
                                           t.localK * t.stagedPerItem()
                                     : k4 * 4);

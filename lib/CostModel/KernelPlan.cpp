@@ -34,6 +34,32 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op) {
   return matchGemm(op, layouts);
 }
 
+/// The loop a GEMM operand of `type` in `encoding`, indexed through `map`,
+/// is packed along, if it is an image packed along a dim that one of the
+/// blocked `loops` walks, with tiles aligned to the 4-blocks.
+static std::optional<unsigned> blockPackedLoop(RankedTensorType type,
+                                               Attribute encoding,
+                                               AffineMap map,
+                                               ArrayRef<unsigned> loops) {
+  auto enc = dyn_cast_or_null<LayoutEncodingAttrInterface>(encoding);
+  if (!enc || isa<BufferLayoutAttr>(enc))
+    return std::nullopt;
+  fl::Layout l = enc.getLayout(type.getRank());
+  if (l.packedDim() < 0)
+    return std::nullopt;
+  auto loopOf = [&](unsigned d) {
+    return cast<AffineDimExpr>(map.getResult(d)).getPosition();
+  };
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
+        llvm::is_contained(loops, loopOf(d)) && l.tile()[d] != 1)
+      return std::nullopt;
+  unsigned loop = loopOf(l.packedDim());
+  if (!llvm::is_contained(loops, loop))
+    return std::nullopt;
+  return loop;
+}
+
 std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
                                               OperandLayouts layouts) {
   if (op->getNumResults() != 1 || op.getNumDpsInputs() != 2 ||
@@ -71,28 +97,11 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
       kLoop = l;
   if (g.ranges[mLoop] % 4 || g.ranges[nLoop] % 4 || g.ranges[kLoop] % 4)
     return std::nullopt;
-  // The loop an operand is packed along, if it is an image packed along a
-  // dim that a blocked loop walks with tiles aligned to the 4-blocks.
   auto packedLoop = [&](unsigned operand,
                         AffineMap map) -> std::optional<unsigned> {
     auto type = cast<RankedTensorType>(op->getOperand(operand).getType());
     Attribute encoding = operand < layouts.size() ? layouts[operand] : nullptr;
-    auto enc = dyn_cast_or_null<LayoutEncodingAttrInterface>(encoding);
-    if (!enc || isa<BufferLayoutAttr>(enc))
-      return std::nullopt;
-    fl::Layout l = enc.getLayout(type.getRank());
-    if (l.packedDim() < 0)
-      return std::nullopt;
-    for (unsigned d = 0; d < type.getRank(); ++d)
-      if (l.tile()[d] % 4 && static_cast<int>(d) != l.packedDim() &&
-          (loopOf(map, d) == mLoop || loopOf(map, d) == nLoop ||
-           loopOf(map, d) == kLoop) &&
-          l.tile()[d] != 1)
-        return std::nullopt;
-    unsigned loop = loopOf(map, l.packedDim());
-    if (loop != mLoop && loop != nLoop && loop != kLoop)
-      return std::nullopt;
-    return loop;
+    return blockPackedLoop(type, encoding, map, {mLoop, nLoop, kLoop});
   };
   // A is the input indexed by m, B the one indexed by n (in either order).
   auto uses = [&](AffineMap map, unsigned loop) {
@@ -143,6 +152,88 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
   g.initValue = initConstant(op);
   g.readsInit = op.payloadUsesValueFromOperand(init) && !g.initValue;
   return g;
+}
+
+std::optional<GemmEpilogue>
+mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
+  Value result = op->getResult(0);
+  if (!result.hasOneUse())
+    return std::nullopt;
+  auto e = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!e || e->getNumResults() != 1 || e.getNumDpsInits() != 1 ||
+      e.getNumParallelLoops() != e.getNumLoops() ||
+      e.payloadUsesValueFromOperand(e.getDpsInitOperand(0)))
+    return std::nullopt;
+  auto eType = dyn_cast<RankedTensorType>(e->getResult(0).getType());
+  if (!eType || eType.getShape() != g.resultType.getShape() ||
+      !eType.getElementType().isF32())
+    return std::nullopt;
+  // The body is scalar code: no indices, no gathers, no regions.
+  bool scalar = true;
+  e.getBlock()->walk([&](Operation *inner) {
+    if (isa<linalg::IndexOp, tensor::ExtractOp>(inner) ||
+        inner->getNumRegions() || !isPure(inner))
+      scalar = false;
+  });
+  if (!scalar)
+    return std::nullopt;
+  // The kernel runs where the GEMM is: what the epilogue reads from outside
+  // must be there already.
+  auto before = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || def->getBlock() != op->getBlock() ||
+           def->isBeforeInBlock(op);
+  };
+  for (OpOperand *in : e.getDpsInputOperands())
+    if (in->get() != result && !before(in->get()))
+      return std::nullopt;
+  bool captured = true;
+  e.getBlock()->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (v.getParentRegion() != &e->getRegion(0) && !before(v))
+        captured = false;
+  });
+  if (!captured)
+    return std::nullopt;
+  GemmEpilogue epilogue;
+  epilogue.op = e;
+  std::optional<unsigned> resultInput;
+  SmallVector<unsigned> blockLoops = {g.mLoop, g.nLoop};
+  // Every tensor is read (and the result written) element for element as
+  // the GEMM's C: identity maps, images packed along m or n.
+  auto asOperand = [&](OpOperand &operand) -> std::optional<GemmOperand> {
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    if (!e.getMatchingIndexingMap(&operand).isIdentity() ||
+        !type.getElementType().isF32())
+      return std::nullopt;
+    std::optional<unsigned> packed =
+        blockPackedLoop(type, type.getEncoding(), g.c.map, blockLoops);
+    if (!packed)
+      return std::nullopt;
+    return GemmOperand{operand.get(), g.c.map, *packed, g.mLoop, g.nLoop,
+                       operand.getOperandNumber()};
+  };
+  for (OpOperand *in : e.getDpsInputOperands()) {
+    if (!isa<RankedTensorType>(in->get().getType()))
+      continue;
+    if (in->get() == result) {
+      if (resultInput || !e.getMatchingIndexingMap(in).isIdentity())
+        return std::nullopt;
+      resultInput = in->getOperandNumber();
+      continue;
+    }
+    std::optional<GemmOperand> x = asOperand(*in);
+    if (!x)
+      return std::nullopt;
+    epilogue.inputs.push_back(*x);
+  }
+  std::optional<GemmOperand> out = asOperand(*e.getDpsInitOperand(0));
+  if (!resultInput || !out)
+    return std::nullopt;
+  epilogue.resultInput = *resultInput;
+  epilogue.output = *out;
+  epilogue.output.value = e->getResult(0);
+  return epilogue;
 }
 
 TypedAttr mlir::fbl::initConstant(linalg::LinalgOp op) {
@@ -377,6 +468,32 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
     std::vector<int> loops = identityLoops(shape.size());
     loops.resize(type.getRank(), -1);
     addInput(source, loops);
+  }
+  return k;
+}
+
+std::optional<fc::KernelShape>
+mlir::fbl::planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
+                                const GemmEpilogue &epilogue,
+                                TargetAttr target) {
+  SmallVector<Attribute> layouts;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    layouts.push_back(type ? type.getEncoding() : Attribute());
+  }
+  std::optional<fc::KernelShape> k =
+      planLinalgKernel(op, layouts, g.resultType.getEncoding(), target);
+  if (!k)
+    return std::nullopt;
+  auto accessOf = [&](const GemmOperand &x) {
+    auto type = cast<RankedTensorType>(x.value.getType());
+    return fc::TensorAccess{shapeOf(type), loopsOf(x.map),
+                            layoutOf(type, type.getEncoding())};
+  };
+  k->output = accessOf(epilogue.output);
+  for (const GemmOperand &x : epilogue.inputs) {
+    k->inputs.push_back(accessOf(x));
+    k->inputOperands.push_back(x.operandNumber);
   }
   return k;
 }

@@ -53,6 +53,37 @@ struct GemmMatch {
   TypedAttr initValue;
 };
 
+/// An elementwise op that a GEMM kernel applies to its results before it
+/// stores them (its epilogue) instead of writing the GEMM's result for a
+/// kernel of its own to read back: an optimizer update `W - lr * dW`, an
+/// activation's backward `dA * gelu'(H)`, a residual add.
+struct GemmEpilogue {
+  linalg::LinalgOp op;
+  /// The operand of `op` that the GEMM's result is.
+  unsigned resultInput;
+  /// Its other tensor inputs, read as 4x4 blocks over the GEMM's (m, n), as
+  /// C's init is.
+  SmallVector<GemmOperand> inputs;
+  /// How its result is written, as C would be.
+  GemmOperand output;
+};
+
+/// The epilogue of GEMM `g` (`op`'s): the only user of its result when that
+/// is a `linalg.generic` over the result's shape with parallel loops, a
+/// scalar body that does not read its init, identity maps, and f32 images
+/// packed along m or n with aligned tiles (blocks, as C). fbl-lower-to-
+/// kernels emits one kernel for both; the cost model costs it with
+/// planGemmWithEpilogue.
+std::optional<GemmEpilogue> matchGemmEpilogue(linalg::LinalgOp op,
+                                              const GemmMatch &g);
+
+/// The kernel of GEMM `op` with `epilogue` fused: its plan, with the
+/// epilogue's inputs read as blocks at the output and its result written
+/// instead of C (KernelShape::inputs beyond A and B).
+std::optional<::fbl::cost::KernelShape>
+planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
+                     const GemmEpilogue &epilogue, TargetAttr target);
+
 /// The constant that `op`'s kernel starts its accumulators from instead of
 /// reading its init: the value of the `linalg.fill` of an `arith.constant`
 /// that produces the init. A zero-filled init is how linalg spells a fresh

@@ -92,13 +92,37 @@ static DictionaryAttr estimateAttr(MLIRContext *ctx,
 }
 
 namespace {
+/// What one lowering replaces: an op, or a GEMM and the epilogue its kernel
+/// computes too (matchGemmEpilogue).
+struct LoweredUnit {
+  Operation *op;
+  Operation *epilogue = nullptr;
+
+  /// The values the unit reads: the op's operands, then the epilogue's but
+  /// the op's result.
+  SmallVector<Value> operands() const {
+    SmallVector<Value> values(op->getOperands());
+    if (epilogue)
+      for (Value v : epilogue->getOperands())
+        if (v.getDefiningOp() != op)
+          values.push_back(v);
+    return values;
+  }
+  /// The values that replace the unit's results replace these.
+  ValueRange results() const {
+    return epilogue ? epilogue->getResults() : op->getResults();
+  }
+};
+
 /// Ops that lower to the same kernels: each op of a function is matched,
 /// before anything is lowered, with the first equivalent op before it; what
 /// that one's lowering created is cloned for the others.
 class RepeatedKernels {
 public:
-  /// Groups `ops` (top-level ops of one block, in order).
-  explicit RepeatedKernels(ArrayRef<Operation *> ops);
+  /// Groups `ops` (top-level ops of one block, in order; `epilogues` maps a
+  /// GEMM to the epilogue its kernel computes).
+  RepeatedKernels(ArrayRef<Operation *> ops,
+                  const llvm::DenseMap<Operation *, Operation *> &epilogues);
 
   /// The earlier op `op` repeats, or null.
   Operation *original(Operation *op) const { return originals.lookup(op); }
@@ -110,9 +134,9 @@ public:
   void record(Operation *op, ValueRange operands, ArrayRef<OpOperand *> uses,
               Block *block, Operation *before, Operation *after);
 
-  /// Lowers `op` as a copy of `original`'s kernels; false when what
-  /// `original` created cannot be copied (lower `op` itself then).
-  bool copy(Operation *op, Operation *original, unsigned &counter);
+  /// Lowers `unit` as a copy of `original`'s kernels; false when what
+  /// `original` created cannot be copied (lower `unit` itself then).
+  bool copy(const LoweredUnit &unit, Operation *original, unsigned &counter);
 
 private:
   struct Lowered {
@@ -169,7 +193,14 @@ static bool lowersAlike(Operation *a, Operation *b) {
       OperationEquivalence::IgnoreLocations);
 }
 
-RepeatedKernels::RepeatedKernels(ArrayRef<Operation *> ops) {
+RepeatedKernels::RepeatedKernels(
+    ArrayRef<Operation *> ops,
+    const llvm::DenseMap<Operation *, Operation *> &epilogues) {
+  // A GEMM and its epilogue repeat another pair when both do.
+  auto alike = [&](Operation *a, Operation *b) {
+    Operation *ea = epilogues.lookup(a), *eb = epilogues.lookup(b);
+    return lowersAlike(a, b) && !ea == !eb && (!ea || lowersAlike(ea, eb));
+  };
   auto typeHash = [](Value v) { return hash_value(v.getType()); };
   llvm::DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> seen;
   for (Operation *op : ops) {
@@ -177,7 +208,7 @@ RepeatedKernels::RepeatedKernels(ArrayRef<Operation *> ops) {
         seen[OperationEquivalence::computeHash(
             op, typeHash, typeHash, OperationEquivalence::IgnoreLocations)];
     auto it = llvm::find_if(
-        bucket, [&](Operation *first) { return lowersAlike(first, op); });
+        bucket, [&](Operation *first) { return alike(first, op); });
     if (it != bucket.end())
       originals[op] = *it;
     else
@@ -213,17 +244,21 @@ void RepeatedKernels::record(Operation *op, ValueRange operands,
   lowered[op] = std::move(l);
 }
 
-bool RepeatedKernels::copy(Operation *op, Operation *original,
+bool RepeatedKernels::copy(const LoweredUnit &unit, Operation *original,
                            unsigned &counter) {
   auto it = lowered.find(original);
   if (it == lowered.end())
     return false;
   const Lowered &l = it->second;
-  for (auto [result, replacement] : llvm::zip(op->getResults(), l.results))
+  for (auto [result, replacement] : llvm::zip(unit.results(), l.results))
     if (!replacement && !result.use_empty())
       return false;
   IRMapping mapping;
-  mapping.map(l.operands, op->getOperands());
+  SmallVector<Value> operands = unit.operands();
+  if (operands.size() != l.operands.size())
+    return false;
+  mapping.map(l.operands, operands);
+  Operation *op = unit.op;
   OpBuilder b(op);
   for (Operation *created : l.ops) {
     Operation *clone = b.clone(*created, mapping);
@@ -234,11 +269,30 @@ bool RepeatedKernels::copy(Operation *op, Operation *original,
           b.getContext(), ("k" + Twine(counter++) + "_" + family).str()));
     }
   }
-  for (auto [result, replacement] : llvm::zip(op->getResults(), l.results))
+  for (auto [result, replacement] : llvm::zip(unit.results(), l.results))
     if (replacement)
       result.replaceAllUsesWith(mapping.lookup(replacement));
+  if (unit.epilogue)
+    unit.epilogue->erase();
   op->erase();
   return true;
+}
+
+/// The cost model's estimate of the kernel that lowering `unit` emits.
+static ::fbl::cost::KernelCost estimateOf(const LoweredUnit &unit,
+                                          OpCostModel &costs) {
+  if (auto relayout = dyn_cast<RelayoutOp>(unit.op))
+    return costs.relayoutCost(relayout.getType(),
+                              relayout.getSource().getType().getEncoding(),
+                              relayout.getType().getEncoding());
+  if (!unit.epilogue)
+    return costs.opCost(unit.op);
+  auto gemm = cast<linalg::LinalgOp>(unit.op);
+  std::optional<GemmMatch> g = matchGemm(gemm);
+  std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
+  std::optional<::fbl::cost::KernelShape> plan =
+      planGemmWithEpilogue(gemm, *g, *e, costs.getTarget());
+  return ::fbl::cost::kernelCost(*plan, costs.getDevice());
 }
 
 /// Gives the uses of a constant fill that kernels absorb as their initial
@@ -291,36 +345,44 @@ struct LowerToKernelsPass
       recordInputRanges(func);
       splitAbsorbedFillUses(func.getBody().front());
       SmallVector<Operation *> work;
-      for (Operation &op : func.getBody().front())
-        if (isAbsorbedFill(&op))
-          continue; // Its users start from its constant; dead once lowered.
-        else if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
+      // GEMMs whose kernels compute their consumer too, and those consumers.
+      llvm::DenseMap<Operation *, Operation *> epilogues;
+      llvm::DenseSet<Operation *> fused;
+      for (Operation &op : func.getBody().front()) {
+        if (isAbsorbedFill(&op) || fused.contains(&op))
+          continue; // Kernels of other ops compute them.
+        if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
                 tensor::InsertOp>(op) ||
             (isa<arith::ConstantOp>(op) &&
              getLayoutEncoding(op.getResult(0).getType())))
           work.push_back(&op);
-      RepeatedKernels repeated(work);
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
+          if (std::optional<GemmMatch> g = matchGemm(linalgOp))
+            if (std::optional<GemmEpilogue> e =
+                    matchGemmEpilogue(linalgOp, *g)) {
+              epilogues[&op] = e->op;
+              fused.insert(e->op);
+            }
+      }
+      RepeatedKernels repeated(work, epilogues);
       Block &body = func.getBody().front();
       for (Operation *op : work) {
+        LoweredUnit unit{op, epilogues.lookup(op)};
         if (Operation *original = repeated.original(op))
-          if (repeated.copy(op, original, counter))
+          if (repeated.copy(unit, original, counter))
             continue;
-        SmallVector<Value> operands = op->getOperands();
+        SmallVector<Value> operands = unit.operands();
         SmallVector<OpOperand *> uses;
-        for (Value r : op->getResults())
+        for (Value r : unit.results())
           uses.push_back(r.use_empty() ? nullptr : &*r.use_begin());
         Operation *before = op->getPrevNode();
         // The cost model's estimate of the kernel, asked before the op is
         // gone, goes on the dispatch that replaces it.
-        ::fbl::cost::KernelCost estimate =
-            isa<RelayoutOp>(op)
-                ? costs.relayoutCost(
-                      cast<RelayoutOp>(op).getType(),
-                      cast<RelayoutOp>(op).getSource().getType().getEncoding(),
-                      cast<RelayoutOp>(op).getType().getEncoding())
-                : costs.opCost(op);
+        ::fbl::cost::KernelCost estimate = estimateOf(unit, costs);
         Operation *next = op->getNextNode();
+        if (next == unit.epilogue)
+          next = next->getNextNode();
         if (failed(lowerOp(op, targetAttr, counter)))
           return signalPassFailure();
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))

@@ -49,13 +49,77 @@ namespace {
 class GemmKernelBuilder {
 public:
   GemmKernelBuilder(OpBuilder &b, Location loc, TargetAttr target,
-                    const GemmMatch &match)
+                    const GemmMatch &match,
+                    const std::optional<GemmEpilogue> &epilogue)
       : kb(b, loc, target), b(b), loc(loc), ad{b, loc}, g(match),
-        texelType(VectorType::get({4}, b.getF32Type())) {
+        epilogue(epilogue), texelType(VectorType::get({4}, b.getF32Type())) {
     g.a.input = kb.addInput(g.a.value);
     g.b.input = kb.addInput(g.b.value);
     if (g.readsInit)
       g.c.input = kb.addInput(g.c.value);
+    if (!epilogue)
+      return;
+    for (GemmOperand &x : this->epilogue->inputs)
+      x.input = kb.addInput(x.value);
+    // Tensors its scalars read (captured or scalar operands).
+    llvm::DenseSet<Value> seen;
+    linalg::LinalgOp e = this->epilogue->op;
+    (void)addCapturedInputs(e->getRegion(0), kb, seen);
+    for (OpOperand *in : e.getDpsInputOperands())
+      if (!isa<RankedTensorType>(in->get().getType()))
+        collectScalarInputs(in->get(), kb, seen);
+  }
+
+  /// The type the kernel writes: the epilogue's result, else C.
+  RankedTensorType outputType() const {
+    return epilogue ? cast<RankedTensorType>(epilogue->output.value.getType())
+                    : g.resultType;
+  }
+
+  /// The epilogue's body applied to the 16 accumulators of the block at
+  /// loops `origin` (m and n at its start): its inputs' blocks read there.
+  SmallVector<Value> applyEpilogue(ArrayRef<Value> acc,
+                                   ArrayRef<Value> origin) {
+    linalg::LinalgOp e = epilogue->op;
+    Block &body = *e.getBlock();
+    IRMapping outside;
+    SmallVector<ScalarBlock> blocks;
+    for (const GemmOperand &x : epilogue->inputs)
+      blocks.push_back(readBlock(x, origin));
+    SmallVector<Value> out;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        IRMapping mapping;
+        mapping.map(body.getArgument(epilogue->resultInput), acc[i * 4 + j]);
+        for (auto [x, block] : llvm::zip(epilogue->inputs, blocks))
+          mapping.map(body.getArgument(x.operandNumber), block[i][j]);
+        for (OpOperand *in : e.getDpsInputOperands())
+          if (!isa<RankedTensorType>(in->get().getType()))
+            mapping.map(body.getArgument(in->getOperandNumber()),
+                        scalar(in->get(), outside));
+        for (Operation &inner : body.without_terminator()) {
+          for (Value v : inner.getOperands())
+            if (v.getParentRegion() != &e->getRegion(0))
+              mapping.map(v, scalar(v, outside));
+          b.clone(inner, mapping);
+        }
+        Value y = body.getTerminator()->getOperand(0);
+        out.push_back(y.getParentRegion() == &e->getRegion(0)
+                          ? mapping.lookupOrDefault(y)
+                          : scalar(y, outside));
+      }
+    return out;
+  }
+
+  /// `v`, a scalar from above the epilogue's body, computed in the kernel
+  /// (once per block; matchGemmEpilogue accepted only pure scalar code).
+  Value scalar(Value v, IRMapping &outside) {
+    if (Value known = outside.lookupOrNull(v))
+      return known;
+    FailureOr<Value> cloned = cloneScalar(v, kb, outside);
+    assert(succeeded(cloned) && "matchGemmEpilogue checks the scalars");
+    outside.map(v, *cloned);
+    return *cloned;
   }
 
   /// The global work-item ids: 4x4 blocks of (n, m), and the batch.
@@ -165,27 +229,33 @@ public:
   }
 
   /// Stores each block's accumulators (`acc`, in the order of
-  /// `initialAccumulators`) as 4 whole texels of C.
+  /// `initialAccumulators`) as 4 whole texels of C, or of the epilogue's
+  /// result computed from them.
   void storeBlocks(ValueRange acc, ArrayRef<Value> mBlocks,
                    ArrayRef<Value> nBlocks, ArrayRef<Value> at) {
-    unsigned cPacked = g.c.packed;
+    const GemmOperand &out = epilogue ? epilogue->output : g.c;
+    RankedTensorType type = outputType();
+    unsigned cPacked = out.packed;
     unsigned other = cPacked == g.mLoop ? g.nLoop : g.mLoop;
     int64_t first = 0;
     for (Value m : mBlocks)
       for (Value n : nBlocks) {
         SmallVector<Value> origin = blockAt(at, m, n);
+        SmallVector<Value> values(acc.begin() + first, acc.begin() + first + 16);
+        if (epilogue)
+          values = applyEpilogue(values, origin);
         for (int o = 0; o < 4; ++o) {
           SmallVector<Value> loops = origin;
           loops[other] = ad.add(origin[other], ad.c(o));
           SmallVector<Value> idx;
-          for (AffineExpr e : g.c.map.getResults())
+          for (AffineExpr e : out.map.getResults())
             idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-          std::array<Value, 4> t = ad.texelOf(g.resultType, idx);
+          std::array<Value, 4> t = ad.texelOf(type, idx);
           SmallVector<Value> channels;
           for (int ch = 0; ch < 4; ++ch) {
             int i = cPacked == g.mLoop ? ch : o,
                 j = cPacked == g.mLoop ? o : ch;
-            channels.push_back(acc[first + i * 4 + j]);
+            channels.push_back(values[i * 4 + j]);
           }
           Value texel =
               vector::FromElementsOp::create(b, loc, texelType, channels);
@@ -201,17 +271,19 @@ public:
   Location loc;
   Addressing ad;
   GemmMatch g;
+  std::optional<GemmEpilogue> epilogue;
   Type texelType;
 };
 
 } // namespace
 
 /// The register-tiled kernel: one work-item per 4x4 block of C.
-static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
-                                         const GemmMatch &match,
-                                         TargetAttr target, unsigned &counter) {
+static DispatchOp
+buildRegisterTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
+                       const std::optional<GemmEpilogue> &epilogue,
+                       TargetAttr target, unsigned &counter) {
   OpBuilder builder(op);
-  GemmKernelBuilder gb(builder, op.getLoc(), target, match);
+  GemmKernelBuilder gb(builder, op.getLoc(), target, match, epilogue);
   const GemmMatch &g = gb.g;
   KernelBuilder &kb = gb.kb;
   Addressing &ad = gb.ad;
@@ -219,7 +291,7 @@ static DispatchOp buildRegisterTiledGemm(linalg::LinalgOp op,
   Location loc = gb.loc;
   int64_t mBlockCount = g.ranges[g.mLoop] / 4;
   int64_t nBlockCount = g.ranges[g.nLoop] / 4;
-  kb.begin(("k" + Twine(counter++) + "_gemm").str(), g.resultType,
+  kb.begin(("k" + Twine(counter++) + "_gemm").str(), gb.outputType(),
            {nBlockCount, mBlockCount, g.batch});
   auto [bx, by, bz] = gb.workItems();
   // The grid is rounded up to whole work-groups: skip the padding.
@@ -408,18 +480,19 @@ static void multiplyTiles(GemmKernelBuilder &gb,
 /// through two local buffers: while a slice is multiplied out of one, each
 /// work-item has already issued its reads of the next slice, which it
 /// stores into the other; one barrier a slice.
-static DispatchOp buildLocalTiledGemm(linalg::LinalgOp op,
-                                      const GemmMatch &match,
-                                      const ::fbl::target::GemmTile &tile,
-                                      TargetAttr target, unsigned &counter) {
+static DispatchOp
+buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
+                    const std::optional<GemmEpilogue> &epilogue,
+                    const ::fbl::target::GemmTile &tile, TargetAttr target,
+                    unsigned &counter) {
   OpBuilder builder(op);
-  GemmKernelBuilder gb(builder, op.getLoc(), target, match);
+  GemmKernelBuilder gb(builder, op.getLoc(), target, match, epilogue);
   const GemmMatch &g = gb.g;
   KernelBuilder &kb = gb.kb;
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
-  kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), g.resultType,
+  kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), gb.outputType(),
            {g.ranges[g.nLoop] / (4 * tile.itemBlocks),
             g.ranges[g.mLoop] / (4 * tile.itemBlocks), g.batch},
            {tile.groupItems, tile.groupItems, 1});
@@ -503,7 +576,16 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   std::optional<GemmMatch> g = matchGemm(op);
   if (!g)
     return failure();
+  std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
+  DispatchOp dispatch;
   if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target))
-    return buildLocalTiledGemm(op, *g, *tile, target, counter);
-  return buildRegisterTiledGemm(op, *g, target, counter);
+    dispatch = buildLocalTiledGemm(op, *g, epilogue, *tile, target, counter);
+  else
+    dispatch = buildRegisterTiledGemm(op, *g, epilogue, target, counter);
+  if (epilogue) {
+    // The kernel computes the epilogue's result: the op it replaces.
+    epilogue->op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+    epilogue->op->erase();
+  }
+  return dispatch;
 }

@@ -33,7 +33,9 @@ void recordInputRanges(func::FuncOp func);
 /// contraction C (+)= A * B on images with sizes multiples of 4. Returns
 /// failure, without a diagnostic and without touching the IR, when `op` is
 /// not such a contraction (the generic kernel handles it then); on success
-/// the caller replaces `op` with the dispatch.
+/// the caller replaces `op` with the dispatch. A contraction with an
+/// epilogue (matchGemmEpilogue) gets one kernel for both: the epilogue op is
+/// replaced and erased here, and `op` is left without uses.
 FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op, TargetAttr target,
                                        unsigned &counter);
 
