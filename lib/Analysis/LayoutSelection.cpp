@@ -427,6 +427,16 @@ LogicalResult Selection::initialize() {
              << " bytes; buffers hold at most " << limits.maxBufferBytes << ")";
     setLayout(v, a);
   }
+  // The chunks fbl-split-reductions cuts a reduction's rows into shape its
+  // kernel, not the model: under every policy a view of the rows.
+  for (Operation &op : *block)
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+        expand &&
+        expand->hasAttr(FBLDialect::getReductionChunksAttrName()) &&
+        isVariable.contains(expand.getResult()))
+      if (Attribute c = composedLayout(expand, layout.lookup(expand.getSrc())))
+        if (Attribute f = fit(expand.getResultType(), c))
+          setLayout(expand.getResult(), f);
   return success();
 }
 
@@ -491,6 +501,11 @@ void Selection::decideReads(Operation *op) {
       continue;
     }
     if (!choose || isa<BufferLayoutAttr>(stored))
+      continue;
+    // A reduction's chunks (fbl-split-reductions) are read as the rows they
+    // view: the kernel's shape is fbl's, no policy copies for it.
+    if (auto expand = use.get().getDefiningOp<tensor::ExpandShapeOp>();
+        expand && expand->hasAttr(FBLDialect::getReductionChunksAttrName()))
       continue;
     Attribute preferred = preferredRead(use);
     if (!preferred || preferred == stored)

@@ -529,11 +529,21 @@ void KernelCompiler::copyLanes(Value to, Value from) {
 LogicalResult KernelCompiler::emitBlock(Block &block) {
   // The block's float multiplies, counted where they run.
   int64_t multiplies = 0;
-  for (Operation &op : block.without_terminator())
+  for (Operation &op : block.without_terminator()) {
     if (isa<arith::MulFOp, math::FmaOp>(op)) {
       auto vec = dyn_cast<VectorType>(op.getResult(0).getType());
       multiplies += vec ? vec.getNumElements() : 1;
     }
+    // A load from a rotated local tile computes its place within a buffer
+    // (the first index picks the buffer): an add and a remainder, charged
+    // as the cost model charges them (fbl::cost::localGemmRotatesB).
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      if (load.getMemRefType().getMemorySpaceAsInt() == 3 &&
+          llvm::any_of(load.getIndices().drop_front(), [](Value i) {
+            return static_cast<bool>(i.getDefiningOp<arith::RemUIOp>());
+          }))
+        multiplies += 2;
+  }
   if (multiplies > 0) {
     cs::Instruction in{Opcode::Multiplies};
     in.imm = multiplies;

@@ -731,6 +731,15 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
     break;
   }
   c.multiplies = elements * reductionIterations(k) * k.multipliesPerApplication;
+  // A local-tiled GEMM whose B tile is rotated (localGemmRotatesB) pays two
+  // integer operations per texel each work-item loads from it: an add and a
+  // remainder, at the multiply's rate.
+  if (k.kind == KernelKind::LocalTiledGemm && localGemmRotatesB(k)) {
+    const target::GemmTile &t = k.gemmTile;
+    int64_t loads = k.ranges[static_cast<size_t>(k.kLoop)] * t.itemBlocks;
+    c.multiplies += launch.items[0] * launch.items[1] * launch.items[2] *
+                    loads * 2;
+  }
   // Work-items of the grid share its accesses about evenly: the longest
   // is taken to make the average.
   int64_t items =
@@ -807,6 +816,12 @@ void fbl::cost::planReads(KernelShape &k) {
   // The initial value: indexed like the output, read before the nest.
   decide(k.output);
   k.output.stepsShareFetch = k.output.hoisted = false;
+}
+
+bool fbl::cost::localGemmRotatesB(const KernelShape &k) {
+  return localGemmStagingOrder(k.inputs[1], k.nLoop, k.kLoop, k.kLoop,
+                               k.nLoop, k.ranges.size()) !=
+         std::array<int, 3>{StageK, StageTexel, StageBlock};
 }
 
 std::array<int, 3> fbl::cost::localGemmStagingOrder(const TensorAccess &a,

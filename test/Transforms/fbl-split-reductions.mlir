@@ -1,6 +1,7 @@
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions | FileCheck %s
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-elements=100000 | FileCheck %s --check-prefix=KEEP
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-row-length=10000 | FileCheck %s --check-prefix=SHORT
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-partial-row-length=4096 | FileCheck %s --check-prefix=ROWS
 
 // A mean-square loss over 64x32: partial sums along rows (parallel), then
 // their sum added to the init.
@@ -23,6 +24,33 @@ func.func @loss(%x: tensor<64x32xf32>, %init: tensor<f32>) -> tensor<f32> {
   %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
                        iterator_types = ["reduction", "reduction"]}
       ins(%x : tensor<64x32xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A loss over 128x2048: the partial stage's 128 rows of 2048 would each be
+// one long walk, so they are split as long rows are (32 chunks of 64 from
+// min-partial-row-length 512): chunks, then rows, then the scalar.
+// CHECK-LABEL: func.func @wide_loss
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [128, 32, 64] {fbl.reduction_chunks} : tensor<128x2048xf32> into tensor<128x32x64xf32>
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[X]] : tensor<128x32x64xf32>) outs(%{{.*}} : tensor<128x32xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[C]] : tensor<128x32xf32>) outs(%{{.*}} : tensor<128xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[R]] : tensor<128xf32>) outs(%arg1 : tensor<f32>)
+// CHECK: return %[[T]]
+// KEEP-LABEL: func.func @wide_loss
+// ROWS-LABEL: func.func @wide_loss
+// ROWS-NOT: tensor.expand_shape
+// ROWS: iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0 : tensor<128x2048xf32>)
+func.func @wide_loss(%x: tensor<128x2048xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                       iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<128x2048xf32>) outs(%init : tensor<f32>) {
   ^bb0(%v: f32, %acc: f32):
     %sq = arith.mulf %v, %v : f32
     %r = arith.addf %acc, %sq : f32
@@ -92,7 +120,7 @@ func.func @rows(%x: tensor<64x32xf32>, %init: tensor<64xf32>) -> tensor<64xf32> 
 // largest divisor up to sqrt(9600) leaving a multiple of 4): partial maxima
 // per row and chunk from -inf, then the chunks' maximum into the init.
 // CHECK-LABEL: func.func @row_max
-// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 96, 100] : tensor<8x9600xf32> into tensor<8x96x100xf32>
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 96, 100] {fbl.reduction_chunks} : tensor<8x9600xf32> into tensor<8x96x100xf32>
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<8x96xf32>)
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$IN3:.+]], #[[$OUT3:.+]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<8x96x100xf32>) outs(%[[F]] : tensor<8x96xf32>)

@@ -239,6 +239,12 @@ std::array<int, 3> localGemmStagingOrder(const TensorAccess &a, int tileLoop,
                                          int kLoop, int rowLoop, int colLoop,
                                          size_t numLoops);
 
+/// Whether the local-tiled GEMM `k` keeps B's tile rotated: B is staged in
+/// another order than blocks innermost (B packed along k: a transposed
+/// weight), so each row of its local tile is rotated by the row to keep the
+/// stores off one bank, and each load from it computes its rotated place.
+bool localGemmRotatesB(const KernelShape &k);
+
 /// The kernel that rewrites a tensor of `shape` from `from` to `to`: a block
 /// transpose where the packings differ and both sides tile into whole 4x4
 /// blocks (the destination without padding), else the per-texel copy (one

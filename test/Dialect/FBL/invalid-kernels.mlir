@@ -125,6 +125,11 @@ func.func @outside(%x: tensor<8xf32, #fbl.buffer>) {
 
 // -----
 
+// expected-error @+1 {{'fbl.reduction_chunks' is a unit attribute on tensor.expand_shape}}
+%0 = arith.constant {fbl.reduction_chunks} 0.0 : f32
+
+// -----
+
 // expected-error @+1 {{'fbl.memory_plan' must give peak_bytes}}
 func.func @f() attributes {fbl.memory_plan = {objects = 1}} {
   return

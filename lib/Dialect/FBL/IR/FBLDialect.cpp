@@ -118,6 +118,12 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                                 "integers) and time_ns";
     return success();
   }
+  if (attr.getName() == getReductionChunksAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<tensor::ExpandShapeOp>(op))
+      return op->emitError() << "'" << getReductionChunksAttrName()
+                             << "' is a unit attribute on tensor.expand_shape";
+    return success();
+  }
   if (attr.getName() == getSlotAttrName()) {
     auto slot = dyn_cast<IntegerAttr>(attr.getValue());
     if (!slot || slot.getInt() < 0 || !isa<tensor::EmptyOp>(op))

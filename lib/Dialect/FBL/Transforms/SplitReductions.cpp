@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fbl/Dialect/FBL/IR/FBLDialect.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -155,8 +156,13 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
       groups.push_back(group);
     }
     auto expandedType = RankedTensorType::get(shape, type.getElementType());
-    inputs.push_back(tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
-                                                   in->get(), groups));
+    auto expand = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
+                                                in->get(), groups);
+    // How the kernel is shaped, not a reshape of the model: a view under
+    // every layout policy (fbl-select-layouts).
+    expand->setAttr(mlir::fbl::FBLDialect::getReductionChunksAttrName(),
+                    rewriter.getUnitAttr());
+    inputs.push_back(expand);
     maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
   }
   // partial[out dims..., chunk] from the neutral element.
@@ -203,9 +209,14 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
 }
 
 /// Splits `op` when it reduces every loop of at least `minElements`
-/// iterations into one scalar with a single associative combiner.
+/// iterations into one scalar with a single associative combiner. The
+/// partial stage, one row per value of the outermost loop, is split again
+/// along its row from `minPartialRowLength` (few rows of a loss are as
+/// serial as a vocabulary's).
 static LogicalResult splitReduction(RewriterBase &rewriter,
-                                    linalg::GenericOp op, int64_t minElements) {
+                                    linalg::GenericOp op, int64_t minElements,
+                                    int64_t minPartialRowLength,
+                                    int64_t maxRows) {
   if (op.getNumDpsInits() != 1 || op.getNumLoops() < 2 ||
       op.getNumParallelLoops() != 0 || op.hasIndexSemantics())
     return failure();
@@ -242,6 +253,8 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
                              partial.getRegion().end());
   rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
                                          init->get(), *combiner));
+  rewriter.setInsertionPoint(partial);
+  (void)splitRowReduction(rewriter, partial, minPartialRowLength, maxRows);
   return success();
 }
 
@@ -256,7 +269,8 @@ struct SplitReductionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       rewriter.setInsertionPoint(op);
-      if (failed(splitReduction(rewriter, op, minElements)))
+      if (failed(splitReduction(rewriter, op, minElements,
+                                minPartialRowLength, maxRows)))
         (void)splitRowReduction(rewriter, op, minRowLength, maxRows);
     }
   }

@@ -83,6 +83,12 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getEstimateAttrName() {
       return ::llvm::StringLiteral("fbl.estimate");
     }
+    /// Name of the unit attribute fbl-split-reductions puts on the
+    /// tensor.expand_shape that cuts a reduction's row into chunks: the
+    /// kernel's shape, not the model's, so a view under every policy.
+    static constexpr ::llvm::StringLiteral getReductionChunksAttrName() {
+      return ::llvm::StringLiteral("fbl.reduction_chunks");
+    }
     /// Name of the kernel configuration fbl-materialize-rtile records.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("fbl.kernel");

@@ -238,6 +238,12 @@ def FBLSplitReductionsPass
         ins(%p : tensor<512xf32>) outs(%init : tensor<f32>) {addf}
     ```
 
+    The partial stage's rows (each as long as the tensor is wide) are then
+    split as long rows are (below) from `min-partial-row-length`
+    iterations: a mean-square loss over 512x2048 was 128 work-items each
+    walking 2048 elements of two tensors, a third of an MLP's training step
+    on the H200.
+
     Likewise a reduction of few rows (at most `max-rows` iterations of its
     parallel loops) along one long loop (at least `min-row-length`): each
     row would be one work-item walking the whole row, one access after
@@ -264,6 +270,10 @@ def FBLSplitReductionsPass
            "Split reductions to a scalar of at least this many iterations">,
     Option<"minRowLength", "min-row-length", "int64_t", /*default=*/"8192",
            "Split row reductions whose row is at least this long">,
+    Option<"minPartialRowLength", "min-partial-row-length", "int64_t",
+           /*default=*/"512",
+           "Split the rows of a whole-tensor reduction's partial stage from "
+           "this length">,
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"4096",
            "... and whose parallel loops have at most this many iterations">,
   ];

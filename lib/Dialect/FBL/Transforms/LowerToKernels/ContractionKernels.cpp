@@ -392,6 +392,7 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
   t.layout = isB ? std::array<int, 3>{fc::StageK, fc::StageTexel,
                                       fc::StageBlock}
                  : t.order;
+  // What fc::localGemmRotatesB tells the cost model.
   t.rotated = isB && t.layout != t.order;
   t.rowBlocks = tile.tileBlocks();
   auto type = MemRefType::get(
