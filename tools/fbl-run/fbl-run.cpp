@@ -69,6 +69,20 @@ void check(fbl_status s) {
     die(fbl_last_error());
 }
 
+/// `text` as a positive integer (all of it), else dies with `message`.
+int positiveInt(const std::string &text, const std::string &message) {
+  size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(text, &used);
+  } catch (const std::exception &) {
+    die(message);
+  }
+  if (used != text.size() || v < 1)
+    die(message);
+  return v;
+}
+
 /// How messages name input `i`, as the runtime's do.
 std::string inputLabel(fbl_session *session, size_t i) {
   std::string name = fbl_session_input_name(session, i);
@@ -338,13 +352,7 @@ int main(int argc, char **argv) {
     } else if (a == "--compare") {
       compared.push_back(value());
     } else if (a == "--rounds") {
-      try {
-        rounds = std::stoi(value());
-      } catch (const std::exception &) {
-        die("--rounds takes a positive integer");
-      }
-      if (rounds < 1)
-        die("--rounds takes a positive integer");
+      rounds = positiveInt(value(), "--rounds takes a positive integer");
     } else if (a == "--save-weights") {
       saveWeights = value();
     } else if (a == "--save-filter") {
@@ -360,21 +368,11 @@ int main(int argc, char **argv) {
     } else if (a == "--output-dir") {
       outputDir = value();
     } else if (a == "--iterations") {
-      try {
-        iterations = std::stoi(value());
-      } catch (const std::exception &) {
-        die("--iterations takes a positive integer");
-      }
-      if (iterations < 1)
-        die("--iterations takes a positive integer");
+      iterations =
+          positiveInt(value(), "--iterations takes a positive integer");
     } else if (a == "--train") {
-      try {
-        trainSteps = std::stoi(value());
-      } catch (const std::exception &) {
-        die("--train takes a positive number of steps");
-      }
-      if (trainSteps < 1)
-        die("--train takes a positive number of steps");
+      trainSteps =
+          positiveInt(value(), "--train takes a positive number of steps");
     } else if (a == "--profile") {
       profile = true;
     } else if (a == "--device") {
