@@ -154,6 +154,19 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
   return g;
 }
 
+/// Whether scalar `v` can be computed again inside a kernel: a chain of
+/// pure ops without regions (element reads of tensors included) that ends
+/// in constants, not in arguments.
+static bool recomputable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() ||
+      (!isPure(def) && !isa<tensor::ExtractOp>(def)))
+    return false;
+  return llvm::all_of(def->getOperands(), [](Value operand) {
+    return isa<RankedTensorType>(operand.getType()) || recomputable(operand);
+  });
+}
+
 std::optional<GemmEpilogue>
 mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
   Value result = op->getResult(0);
@@ -187,12 +200,19 @@ mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
   for (OpOperand *in : e.getDpsInputOperands())
     if (in->get() != result && !before(in->get()))
       return std::nullopt;
+  // Scalars from outside (operands, captured values) are computed again in
+  // the kernel.
   bool captured = true;
   e.getBlock()->walk([&](Operation *inner) {
     for (Value v : inner->getOperands())
-      if (v.getParentRegion() != &e->getRegion(0) && !before(v))
+      if (v.getParentRegion() != &e->getRegion(0) &&
+          (!before(v) || !recomputable(v)))
         captured = false;
   });
+  for (OpOperand *in : e.getDpsInputOperands())
+    if (!isa<RankedTensorType>(in->get().getType()) &&
+        !recomputable(in->get()))
+      captured = false;
   if (!captured)
     return std::nullopt;
   GemmEpilogue epilogue;

@@ -129,3 +129,37 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %u : tensor<8x16xf32, #pc>
   }
 }
+
+// -----
+
+// A scalar the epilogue captures (a learning rate read from a tensor) is
+// read again inside the fused kernel: the tensor is one more input.
+
+// CHECK-LABEL: func.func @captured_scalar_read_in_the_kernel(
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<8x12xf32
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<12x16xf32
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<8x16xf32
+// CHECK-SAME:    %[[T:[^:]+]]: tensor<f32
+// CHECK:         fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[W]], %[[T]] :
+// CHECK:           fbl.load_element
+// CHECK-NOT:     fbl.dispatch
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @captured_scalar_read_in_the_kernel(%a: tensor<8x12xf32, #pc>, %b: tensor<12x16xf32, #pr>, %w: tensor<8x16xf32, #pc>, %t: tensor<f32, #fbl.buffer>) -> tensor<8x16xf32, #pc> {
+    %zero = arith.constant 0.0 : f32
+    %lr = tensor.extract %t[] : tensor<f32, #fbl.buffer>
+    %e = tensor.empty() : tensor<8x16xf32, #pc>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32, #pc>) -> tensor<8x16xf32, #pc>
+    %dw = linalg.matmul ins(%a, %b : tensor<8x12xf32, #pc>, tensor<12x16xf32, #pr>) outs(%z : tensor<8x16xf32, #pc>) -> tensor<8x16xf32, #pc>
+    %u = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%w, %dw : tensor<8x16xf32, #pc>, tensor<8x16xf32, #pc>) outs(%e : tensor<8x16xf32, #pc>) {
+    ^bb0(%x: f32, %g: f32, %o: f32):
+      %s = arith.mulf %g, %lr : f32
+      %r = arith.subf %x, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<8x16xf32, #pc>
+    return %u : tensor<8x16xf32, #pc>
+  }
+}
