@@ -431,8 +431,7 @@ LogicalResult Selection::initialize() {
   // kernel, not the model: under every policy a view of the rows.
   for (Operation &op : *block)
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
-        expand &&
-        expand->hasAttr(FBLDialect::getReductionChunksAttrName()) &&
+        expand && expand->hasAttr(FBLDialect::getReductionChunksAttrName()) &&
         isVariable.contains(expand.getResult()))
       if (Attribute c = composedLayout(expand, layout.lookup(expand.getSrc())))
         if (Attribute f = fit(expand.getResultType(), c))

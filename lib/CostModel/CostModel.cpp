@@ -629,10 +629,11 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     // init and an epilogue's inputs: each block of the work-item once.
     const target::GemmTile &t = k.gemmTile;
     bool atOutput = init || input >= 2;
-    int64_t perItem = atOutput ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
-                           : (local ? k.ranges[static_cast<size_t>(k.kLoop)] /
-                                          t.localK * t.stagedPerItem()
-                                    : k4 * 4);
+    int64_t perItem = atOutput
+                          ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+                          : (local ? k.ranges[static_cast<size_t>(k.kLoop)] /
+                                         t.localK * t.stagedPerItem()
+                                   : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;
   }
@@ -737,8 +738,8 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
   if (k.kind == KernelKind::LocalTiledGemm && localGemmRotatesB(k)) {
     const target::GemmTile &t = k.gemmTile;
     int64_t loads = k.ranges[static_cast<size_t>(k.kLoop)] * t.itemBlocks;
-    c.multiplies += launch.items[0] * launch.items[1] * launch.items[2] *
-                    loads * 2;
+    c.multiplies +=
+        launch.items[0] * launch.items[1] * launch.items[2] * loads * 2;
   }
   // Work-items of the grid share its accesses about evenly: the longest
   // is taken to make the average.
@@ -819,8 +820,8 @@ void fbl::cost::planReads(KernelShape &k) {
 }
 
 bool fbl::cost::localGemmRotatesB(const KernelShape &k) {
-  return localGemmStagingOrder(k.inputs[1], k.nLoop, k.kLoop, k.kLoop,
-                               k.nLoop, k.ranges.size()) !=
+  return localGemmStagingOrder(k.inputs[1], k.nLoop, k.kLoop, k.kLoop, k.nLoop,
+                               k.ranges.size()) !=
          std::array<int, 3>{StageK, StageTexel, StageBlock};
 }
 
@@ -828,10 +829,9 @@ std::array<int, 3> fbl::cost::localGemmStagingOrder(const TensorAccess &a,
                                                     int tileLoop, int kLoop,
                                                     int rowLoop, int colLoop,
                                                     size_t numLoops) {
-  int packedLoop =
-      a.layout.packedDim() >= 0
-          ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
-          : colLoop;
+  int packedLoop = a.layout.packedDim() >= 0
+                       ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
+                       : colLoop;
   int other = packedLoop == rowLoop ? colLoop : rowLoop;
   // Where a unit step of kblk, o or blk lands from the slice's origin, in
   // (layers, rows, columns) of the image.

@@ -167,8 +167,8 @@ static bool recomputable(Value v) {
   });
 }
 
-std::optional<GemmEpilogue>
-mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
+std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
+                                                         const GemmMatch &g) {
   Value result = op->getResult(0);
   if (!result.hasOneUse())
     return std::nullopt;
@@ -210,8 +210,7 @@ mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
         captured = false;
   });
   for (OpOperand *in : e.getDpsInputOperands())
-    if (!isa<RankedTensorType>(in->get().getType()) &&
-        !recomputable(in->get()))
+    if (!isa<RankedTensorType>(in->get().getType()) && !recomputable(in->get()))
       captured = false;
   if (!captured)
     return std::nullopt;
@@ -230,8 +229,8 @@ mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g) {
         blockPackedLoop(type, type.getEncoding(), g.c.map, blockLoops);
     if (!packed)
       return std::nullopt;
-    return GemmOperand{operand.get(), g.c.map, *packed, g.mLoop, g.nLoop,
-                       operand.getOperandNumber()};
+    return GemmOperand{operand.get(), g.c.map, *packed,
+                       g.mLoop,       g.nLoop, operand.getOperandNumber()};
   };
   for (OpOperand *in : e.getDpsInputOperands()) {
     if (!isa<RankedTensorType>(in->get().getType()))

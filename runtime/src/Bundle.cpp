@@ -438,8 +438,8 @@ cl_program fbl::runtime::buildProgram(cl_context context,
       program = clCreateProgramWithBinary(context, 1, &device.device, &size,
                                           &bytes, &status, &err);
       if (err != CL_SUCCESS || status != CL_SUCCESS ||
-          clBuildProgram(program, 1, &device.device, options.c_str(),
-                         nullptr, nullptr) != CL_SUCCESS) {
+          clBuildProgram(program, 1, &device.device, options.c_str(), nullptr,
+                         nullptr) != CL_SUCCESS) {
         if (program)
           clReleaseProgram(program);
         program = nullptr;

@@ -117,9 +117,9 @@ std::optional<::fbl::target::GemmTile> localGemmTile(const GemmMatch &g,
 /// The kernel fbl-lower-to-kernels emits for `op` with its operands read in
 /// `operandLayouts` and its results written in `resultLayouts` (one entry
 /// per operand/result; null for non-tensors). Nullopt for ops that run no
-/// kernel (views, constants, tensor.empty, absorbed fills). Ops the lowering copies element
-/// by element (slices, inserts, scatter loops) are planned as the per-texel
-/// copies of their results.
+/// kernel (views, constants, tensor.empty, absorbed fills). Ops the lowering
+/// copies element by element (slices, inserts, scatter loops) are planned as
+/// the per-texel copies of their results.
 std::optional<::fbl::cost::KernelShape>
 planKernel(Operation *op, OperandLayouts operandLayouts,
            ArrayRef<Attribute> resultLayouts, TargetAttr target);

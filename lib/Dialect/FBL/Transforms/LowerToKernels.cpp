@@ -207,8 +207,8 @@ RepeatedKernels::RepeatedKernels(
     SmallVector<Operation *, 1> &bucket =
         seen[OperationEquivalence::computeHash(
             op, typeHash, typeHash, OperationEquivalence::IgnoreLocations)];
-    auto it = llvm::find_if(
-        bucket, [&](Operation *first) { return alike(first, op); });
+    auto it = llvm::find_if(bucket,
+                            [&](Operation *first) { return alike(first, op); });
     if (it != bucket.end())
       originals[op] = *it;
     else

@@ -269,8 +269,8 @@ struct SplitReductionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       rewriter.setInsertionPoint(op);
-      if (failed(splitReduction(rewriter, op, minElements,
-                                minPartialRowLength, maxRows)))
+      if (failed(splitReduction(rewriter, op, minElements, minPartialRowLength,
+                                maxRows)))
         (void)splitRowReduction(rewriter, op, minRowLength, maxRows);
     }
   }

@@ -241,7 +241,8 @@ public:
     for (Value m : mBlocks)
       for (Value n : nBlocks) {
         SmallVector<Value> origin = blockAt(at, m, n);
-        SmallVector<Value> values(acc.begin() + first, acc.begin() + first + 16);
+        SmallVector<Value> values(acc.begin() + first,
+                                  acc.begin() + first + 16);
         if (epilogue)
           values = applyEpilogue(values, origin);
         for (int o = 0; o < 4; ++o) {
@@ -384,14 +385,14 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
   namespace fc = ::fbl::cost;
   const GemmMatch &g = gb.g;
   LocalTile t{&x, tileLoop, tileStart, {}, {}, {}, {}};
-  t.order = fc::localGemmStagingOrder(accessOf(x), tileLoop, g.kLoop,
-                                      x.rowLoop, x.colLoop, g.ranges.size());
+  t.order = fc::localGemmStagingOrder(accessOf(x), tileLoop, g.kLoop, x.rowLoop,
+                                      x.colLoop, g.ranges.size());
   std::array<int64_t, 3> byDim = {tile.kBlocks(), 4, tile.tileBlocks()};
   for (int i = 0; i < 3; ++i)
     t.extents[i] = byDim[t.order[i]];
-  t.layout = isB ? std::array<int, 3>{fc::StageK, fc::StageTexel,
-                                      fc::StageBlock}
-                 : t.order;
+  t.layout =
+      isB ? std::array<int, 3>{fc::StageK, fc::StageTexel, fc::StageBlock}
+          : t.order;
   // What fc::localGemmRotatesB tells the cost model.
   t.rotated = isB && t.layout != t.order;
   t.rowBlocks = tile.tileBlocks();
@@ -456,12 +457,12 @@ static void multiplyTiles(GemmKernelBuilder &gb,
       Value am = ad.add(ly, ad.c(i * tile.groupItems));
       Value bn = ad.add(lx, ad.c(i * tile.groupItems));
       for (int64_t o = 0; o < 4; ++o) {
-        aTexels.push_back(
-            memref::LoadOp::create(gb.b, gb.loc, aTile.buffers,
-                                   aTile.at(ad, buffer, ad.c(kblk), ad.c(o), am)));
-        bTexels.push_back(
-            memref::LoadOp::create(gb.b, gb.loc, bTile.buffers,
-                                   bTile.at(ad, buffer, ad.c(kblk), ad.c(o), bn)));
+        aTexels.push_back(memref::LoadOp::create(
+            gb.b, gb.loc, aTile.buffers,
+            aTile.at(ad, buffer, ad.c(kblk), ad.c(o), am)));
+        bTexels.push_back(memref::LoadOp::create(
+            gb.b, gb.loc, bTile.buffers,
+            bTile.at(ad, buffer, ad.c(kblk), ad.c(o), bn)));
       }
       aBlocks.push_back(gb.blockOf(g.a, aTexels));
       bBlocks.push_back(gb.blockOf(g.b, bTexels));
@@ -565,8 +566,7 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   }
   // The last slice.
   SmallVector<Value> acc(loop.getResults());
-  multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile,
-                ad.c((slices - 1) % 2));
+  multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2));
   gb.storeBlocks(acc, mBlocks, nBlocks, at);
   return kb.end();
 }

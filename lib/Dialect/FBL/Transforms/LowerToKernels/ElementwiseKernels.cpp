@@ -150,8 +150,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   std::optional<unsigned> initInput;
   if (readsInit)
     initInput = inputIndex[init->getOperandNumber()];
-  status = emitPlannedKernel(kb, *plan, planInputs, initInput, initValue,
-                             laneBody);
+  status =
+      emitPlannedKernel(kb, *plan, planInputs, initInput, initValue, laneBody);
   DispatchOp dispatch = kb.end();
   if (failed(status))
     return failure();

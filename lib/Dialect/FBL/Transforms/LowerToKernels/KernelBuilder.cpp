@@ -376,9 +376,10 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
       for (unsigned c = 0; c < numLanes; ++c)
         acc.push_back(reads.element(f[c], plan.output, c, 0));
     } else {
-      acc.assign(numLanes, arith::ConstantOp::create(
-                               b, loc, initValue ? initValue
-                                                 : TypedAttr(b.getZeroAttr(elem))));
+      acc.assign(
+          numLanes,
+          arith::ConstantOp::create(
+              b, loc, initValue ? initValue : TypedAttr(b.getZeroAttr(elem))));
     }
     // Inputs that no reduction loop indexes: once, before the nest.
     SmallVector<SmallVector<Fetched>> hoisted(plan.inputs.size());
