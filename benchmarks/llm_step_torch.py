@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch eager reference of an fbl-model training step: the same decoder
-(test/lib/llm_reference.py, an implementation independent of fbl), fp32
+"""PyTorch eager reference of an fbl-model training step: the same model
+(test/lib/llm_reference.py for decoders, bert_reference.py for BERT's
+masked-LM; implementations independent of fbl), fp32
 with TF32 off, AdamW (fused where this PyTorch has it), random weights of
 the model's parameter shapes; prints the median step time of CUDA events,
 tokens/s and the peak of allocated CUDA memory.
@@ -24,6 +25,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "lib"))
+import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
 
 
@@ -48,13 +50,26 @@ def main():
         name, dims = entry[0], entry[1]
         trainable = entry[2] if len(entry) > 2 else True
         t = 0.02 * torch.randn(dims, generator=gen)
-        if name.endswith("norm.weight"):
+        if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
             t = t + 1.0
         w[name] = t.to(args.device).requires_grad_(trainable)
     trained = [t for t in w.values() if t.requires_grad]
     vocab = config["vocab_size"]
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
+    if config["model_type"] == "bert":
+        # Masked LM: one segment, no padding, 15% of the positions labelled.
+        types = torch.zeros_like(ids)
+        mask = torch.ones_like(ids)
+        picked = torch.rand((args.batch, args.seq), generator=gen).to(args.device) < 0.15
+        labels = torch.where(picked, labels, torch.full_like(labels, -100))
+
+        def model_loss():
+            return bert_reference.forward_loss(config, w, ids, types, mask, labels,
+                                               "masked-lm", lora)
+    else:
+        def model_loss():
+            return llm_reference.forward_loss(config, w, ids, labels, lora)
     try:
         opt = torch.optim.AdamW(trained, lr=1e-4, fused=True)
     except (TypeError, RuntimeError):
@@ -66,7 +81,7 @@ def main():
         end = torch.cuda.Event(enable_timing=True)
         start.record()
         opt.zero_grad(set_to_none=True)
-        loss = llm_reference.forward_loss(config, w, ids, labels, lora)
+        loss = model_loss()
         loss.backward()
         opt.step()
         end.record()

@@ -25,9 +25,18 @@ import sys
 import tempfile
 import time
 
-MODELS = ["tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b", "gemma-2b"]
+MODELS = ["tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b", "gemma-2b",
+          "bert-base-uncased"]
 TARGETS = ["adreno-a740", "mali-g710", "nvidia-h200"]
-LORA = "rank=8 alpha=16 targets=q_proj,v_proj"
+LORA = "rank=8 alpha=16 targets={}"
+
+
+def lora_options(fbl_bin, name):
+    """PEFT's default adapters: q_proj,v_proj, for BERT query,value."""
+    config = json.loads(run([os.path.join(fbl_bin, "fbl-model"), "--model", name,
+                             "--print-config"]).stdout)
+    return LORA.format("query,value" if config["model_type"] == "bert"
+                       else "q_proj,v_proj")
 GIB = float(1 << 30)
 
 
@@ -77,7 +86,8 @@ def main():
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
-    print(f"seq {args.seq}, batch {args.batch}, AdamW, fblayout; LoRA: {LORA}\n")
+    print(f"seq {args.seq}, batch {args.batch}, AdamW, fblayout; LoRA: "
+          f"{LORA.format('q_proj,v_proj (BERT: query,value)')}\n")
     print("| model | mode | target | compile (wall / CPU) | kernels | peak memory "
           "| types on layers |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
@@ -94,7 +104,8 @@ def main():
                 if mode == "lora":
                     model = os.path.join(tmp, "lora.mlir")
                     proc = run([os.path.join(args.fbl_bin, "fbl-opt"), base,
-                                f"--fbl-insert-lora={LORA}", "-o", model])
+                                f"--fbl-insert-lora={lora_options(args.fbl_bin, name)}",
+                                "-o", model])
                     if proc.returncode != 0:
                         sys.exit(f"fbl-insert-lora {name}: {proc.stderr.strip()}")
                 for target in args.targets.split(","):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stages the bundled real configs, every layer and the real vocabulary, for
 # the device into .device/stage/real (git-ignored; the device call carries
-# .device): for each model a LoRA step (rank 8 on q_proj and v_proj) and a
+# .device): for each model a LoRA step (rank 8 on the query and value
+# projections: q_proj,v_proj, or query,value for BERT) and a
 # full fine-tuning step, AdamW, policy fblayout, compiled for TARGET; the
 # config and the weight list for the PyTorch reference. Bundles travel as
 # .tar.xz (a 22-layer step's kernels.cl compresses 20-fold). TARGET is a
@@ -19,7 +20,6 @@ models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(tinyllama-1.1b llama-3.2-1b qwen2.5-0.5b gemma-2b)
 build=${FBL_BUILD_DIR:-build}
 stage=${FBL_STAGE:-.device/stage/real}
-lora="rank=8 alpha=16 targets=q_proj,v_proj"
 rm -rf "$stage"; mkdir -p "$stage/bin" "$stage/lib"
 cp "$build/bin/fbl-run" "$stage/bin/"
 cp -P "$build"/lib/libfbl_runtime.so* "$stage/lib/"
@@ -28,6 +28,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for name in "${models[@]}"; do
   "$build/bin/fbl-model" --model "$name" --print-config > "$tmp/config.json"
   "$build/bin/fbl-model" --model "$name" --seq "$seq" --batch "$batch" -o "$tmp/full.mlir"
+  targets=q_proj,v_proj
+  grep -q '"model_type": "bert"' "$tmp/config.json" && targets=query,value
+  lora="rank=8 alpha=16 targets=$targets"
   "$build/bin/fbl-opt" "$tmp/full.mlir" --fbl-insert-lora="$lora" -o "$tmp/lora.mlir"
   for mode in lora full; do
     dir="$stage/$name-$mode"
@@ -38,7 +41,7 @@ import json, sys
 sys.path.insert(0, "test/lib")
 import model_check
 text = open(sys.argv[1]).read()
-json.dump([[n, d, p] for n, d, _, p in model_check.model_arguments(text)[2:]],
+json.dump([[n, d, p] for n, d, e, p in model_check.model_arguments(text) if e != "i64"],
           open(sys.argv[2], "w"))
 PY
     start=$(date +%s.%N)

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fbl/Models/DecoderModel.h"
+#include "LayerBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,139 +26,29 @@ using namespace fbl::models;
 
 namespace {
 
-std::string fmtInit(llvm::StringRef kind, double value) {
-  return llvm::formatv("{0}:{1}", kind, llvm::format("%.9g", value)).str();
-}
-
 /// Hugging Face names of one decoder layer's tensors.
 std::string layerName(int64_t layer, llvm::StringRef rest) {
   return llvm::formatv("model.layers.{0}.{1}", layer, rest).str();
 }
 
-/// Emits the model's ops; one method per PyTorch module.
-class DecoderBuilder {
+/// Emits a decoder's ops; one method per PyTorch module.
+class DecoderBuilder : public LayerBuilder {
 public:
-  DecoderBuilder(OpBuilder &b, Location loc, const ModelConfig &c,
-                 TrainingShape shape)
-      : b(b), loc(loc), c(c), batch(shape.batch), seq(shape.seq),
-        tokens(shape.batch * shape.seq), f32(b.getF32Type()),
-        i64(b.getI64Type()) {}
+  using LayerBuilder::LayerBuilder;
 
-  /// Emits the body of `func`, whose arguments follow decoderParameters().
+  /// Emits the body of `func`, whose arguments follow modelInputs() and
+  /// decoderParameters().
   void build(func::FuncOp func);
 
 private:
-  // Types and constants.
-  RankedTensorType tensor(ArrayRef<int64_t> shape, Type element = {}) {
-    return RankedTensorType::get(shape, element ? element : f32);
-  }
-  Value f32Const(OpBuilder &ob, double v) {
-    return arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(v));
-  }
-  Value empty(ArrayRef<int64_t> shape, Type element = {}) {
-    return tensor::EmptyOp::create(b, loc, shape, element ? element : f32);
-  }
-  Value filled(ArrayRef<int64_t> shape, double v) {
-    return linalg::FillOp::create(b, loc, ValueRange{f32Const(b, v)},
-                                  ValueRange{empty(shape)})
-        .getResult(0);
-  }
-  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
-    return AffineMap::get(dims, 0, results, b.getContext());
-  }
-  AffineMap identity(unsigned dims) {
-    return b.getMultiDimIdentityMap(dims);
-  }
-  SmallVector<utils::IteratorType> parallel(unsigned n) {
-    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-  }
-
-  using BodyFn = function_ref<Value(OpBuilder &, ValueRange)>;
-  /// A one-result linalg.generic whose body yields `body(args)`.
-  Value generic(Type result, ValueRange ins, Value init,
-                ArrayRef<AffineMap> maps,
-                ArrayRef<utils::IteratorType> iterators, BodyFn body) {
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{result}, ins, ValueRange{init}, maps,
-               iterators,
-               [&](OpBuilder &nb, Location, ValueRange args) {
-                 linalg::YieldOp::create(nb, loc, body(nb, args));
-               })
-        .getResult(0);
-  }
-  /// Elementwise op over same-shaped f32 tensors.
-  Value elementwise(ValueRange ins, BodyFn body) {
-    auto type = cast<RankedTensorType>(ins[0].getType());
-    unsigned rank = type.getRank();
-    SmallVector<AffineMap> maps(ins.size() + 1, identity(rank));
-    return generic(type, ins, empty(type.getShape()), maps, parallel(rank),
-                   body);
-  }
-
-  // Modules.
-  Value embedding(Value ids, Value table);
-  Value linear(Value x, Value weight, Value bias);
   Value rmsNorm(Value x, Value weight);
   std::pair<Value, Value> rotaryTables();
   Value applyRotary(Value x, Value cos, Value sin);
-  Value splitHeads(Value x, int64_t heads);
   Value repeatKeyValue(Value x);
   Value attention(Value x, ArrayRef<Value> p, Value cos, Value sin);
   Value mlp(Value x, ArrayRef<Value> p);
-  Value activation(OpBuilder &ob, Value g);
-  Value crossEntropy(Value logits, Value labels);
-
-  OpBuilder &b;
-  Location loc;
-  const ModelConfig &c;
-  int64_t batch, seq, tokens;
-  Type f32, i64;
+  Value shiftedCrossEntropy(Value logits, Value labels);
 };
-
-Value DecoderBuilder::embedding(Value ids, Value table) {
-  // ids [B, S] -> [N]; a gather generic reading the table row by id.
-  Value flat = tensor::CollapseShapeOp::create(
-      b, loc, ids, ArrayRef<ReassociationIndices>{{0, 1}});
-  int64_t h = c.hiddenSize;
-  AffineExpr n = b.getAffineDimExpr(0);
-  bool scaled = c.family == Family::Gemma;
-  double normalizer = std::sqrt(double(h));
-  return generic(
-      tensor({tokens, h}), ValueRange{flat}, empty({tokens, h}),
-      {map(2, {n}), identity(2)}, parallel(2),
-      [&](OpBuilder &nb, ValueRange args) -> Value {
-        Value row = arith::IndexCastOp::create(nb, loc, nb.getIndexType(),
-                                               args[0]);
-        Value col = linalg::IndexOp::create(nb, loc, 1);
-        Value v = tensor::ExtractOp::create(nb, loc, table,
-                                            ValueRange{row, col});
-        // Gemma scales embeddings by sqrt(hidden_size) in the model dtype.
-        if (scaled)
-          v = arith::MulFOp::create(nb, loc, v, f32Const(nb, normalizer));
-        return v;
-      });
-}
-
-Value DecoderBuilder::linear(Value x, Value weight, Value bias) {
-  // torch-mlir's aten.linear: transpose the [out, in] weight, matmul.
-  auto wType = cast<RankedTensorType>(weight.getType());
-  int64_t out = wType.getDimSize(0), in = wType.getDimSize(1);
-  int64_t rows = cast<RankedTensorType>(x.getType()).getDimSize(0);
-  Value wt = linalg::TransposeOp::create(b, loc, weight, empty({in, out}),
-                                         ArrayRef<int64_t>{1, 0})
-                 .getResult()[0];
-  Value y = linalg::MatmulOp::create(b, loc, ValueRange{x, wt},
-                                     ValueRange{filled({rows, out}, 0.0)})
-                .getResult(0);
-  if (!bias)
-    return y;
-  AffineExpr o = b.getAffineDimExpr(1);
-  return generic(tensor({rows, out}), ValueRange{y, bias}, empty({rows, out}),
-                 {identity(2), map(2, {o}), identity(2)}, parallel(2),
-                 [&](OpBuilder &nb, ValueRange a) -> Value {
-                   return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                 });
-}
 
 Value DecoderBuilder::rmsNorm(Value x, Value weight) {
   // variance = x.pow(2).mean(-1, keepdim=True); x * rsqrt(variance + eps) * w
@@ -166,14 +56,14 @@ Value DecoderBuilder::rmsNorm(Value x, Value weight) {
   int64_t h = c.hiddenSize;
   AffineExpr n = b.getAffineDimExpr(0), d = b.getAffineDimExpr(1);
   AffineExpr zero = b.getAffineConstantExpr(0);
-  Value sumsq = generic(
-      tensor({tokens, 1}), ValueRange{x}, filled({tokens, 1}, 0.0),
-      {identity(2), map(2, {n, zero})},
-      {utils::IteratorType::parallel, utils::IteratorType::reduction},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value sq = arith::MulFOp::create(nb, loc, a[0], a[0]);
-        return arith::AddFOp::create(nb, loc, a[1], sq);
-      });
+  Value sumsq =
+      generic(tensor({tokens, 1}), ValueRange{x}, filled({tokens, 1}, 0.0),
+              {identity(2), map(2, {n, zero})},
+              {utils::IteratorType::parallel, utils::IteratorType::reduction},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value sq = arith::MulFOp::create(nb, loc, a[0], a[0]);
+                return arith::AddFOp::create(nb, loc, a[1], sq);
+              });
   bool onePlus = c.family == Family::Gemma;
   double invH = 1.0 / double(h), eps = c.rmsNormEps;
   return generic(
@@ -200,16 +90,16 @@ std::pair<Value, Value> DecoderBuilder::rotaryTables() {
         tensor({seq, hd}), ValueRange{}, empty({seq, hd}), {identity(2)},
         parallel(2), [&](OpBuilder &nb, ValueRange) -> Value {
           auto toF32 = [&](Value index) -> Value {
-            Value i = arith::IndexCastOp::create(nb, loc, nb.getI64Type(),
-                                                 index);
+            Value i =
+                arith::IndexCastOp::create(nb, loc, nb.getI64Type(), index);
             return arith::SIToFPOp::create(nb, loc, nb.getF32Type(), i);
           };
           Value pos = toF32(linalg::IndexOp::create(nb, loc, 0));
           Value d = linalg::IndexOp::create(nb, loc, 1);
           Value half = arith::ConstantIndexOp::create(nb, loc, hd / 2);
           Value j = arith::RemUIOp::create(nb, loc, d, half);
-          Value twoJ = arith::MulFOp::create(nb, loc, toF32(j),
-                                             f32Const(nb, 2.0));
+          Value twoJ =
+              arith::MulFOp::create(nb, loc, toF32(j), f32Const(nb, 2.0));
           Value exponent =
               arith::DivFOp::create(nb, loc, twoJ, f32Const(nb, double(hd)));
           Value base = math::PowFOp::create(nb, loc, f32Const(nb, c.ropeTheta),
@@ -221,8 +111,8 @@ std::pair<Value, Value> DecoderBuilder::rotaryTables() {
             const Llama3RopeScaling &s = *c.llama3Rope;
             double lowWave = s.originalMaxPositions / s.lowFreqFactor;
             double highWave = s.originalMaxPositions / s.highFreqFactor;
-            Value wave = arith::DivFOp::create(
-                nb, loc, f32Const(nb, 2 * M_PI), inv);
+            Value wave =
+                arith::DivFOp::create(nb, loc, f32Const(nb, 2 * M_PI), inv);
             Value slowed =
                 arith::DivFOp::create(nb, loc, inv, f32Const(nb, s.factor));
             Value ratio = arith::DivFOp::create(
@@ -239,14 +129,14 @@ std::pair<Value, Value> DecoderBuilder::rotaryTables() {
                     arith::SubFOp::create(nb, loc, f32Const(nb, 1.0), smooth),
                     slowed),
                 arith::MulFOp::create(nb, loc, smooth, inv));
-            Value isLong = arith::CmpFOp::create(
-                nb, loc, arith::CmpFPredicate::OGT, wave,
-                f32Const(nb, lowWave));
-            Value isShort = arith::CmpFOp::create(
-                nb, loc, arith::CmpFPredicate::OLT, wave,
-                f32Const(nb, highWave));
-            Value mid = arith::SelectOp::create(nb, loc, isLong, slowed,
-                                                blended);
+            Value isLong =
+                arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT, wave,
+                                      f32Const(nb, lowWave));
+            Value isShort =
+                arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OLT, wave,
+                                      f32Const(nb, highWave));
+            Value mid =
+                arith::SelectOp::create(nb, loc, isLong, slowed, blended);
             inv = arith::SelectOp::create(nb, loc, isShort, inv, mid);
           }
           Value angle = arith::MulFOp::create(nb, loc, pos, inv);
@@ -271,39 +161,26 @@ Value DecoderBuilder::applyRotary(Value x, Value cos, Value sin) {
     SmallVector<OpFoldResult> sizes, strides(4, b.getIndexAttr(1));
     for (int64_t s : halfShape)
       sizes.push_back(b.getIndexAttr(s));
-    return tensor::ExtractSliceOp::create(b, loc, tensor(halfShape), x,
-                                          offsets, sizes, strides)
+    return tensor::ExtractSliceOp::create(b, loc, tensor(halfShape), x, offsets,
+                                          sizes, strides)
         .getResult();
   };
   Value x1 = slice(0), x2 = slice(half);
-  Value negX2 = elementwise(ValueRange{x2},
-                            [&](OpBuilder &nb, ValueRange a) -> Value {
-                              return arith::NegFOp::create(nb, loc, a[0]);
-                            });
-  Value rotated = tensor::ConcatOp::create(b, loc, /*dim=*/3,
-                                           ValueRange{negX2, x1});
+  Value negX2 =
+      elementwise(ValueRange{x2}, [&](OpBuilder &nb, ValueRange a) -> Value {
+        return arith::NegFOp::create(nb, loc, a[0]);
+      });
+  Value rotated =
+      tensor::ConcatOp::create(b, loc, /*dim=*/3, ValueRange{negX2, x1});
   AffineExpr s = b.getAffineDimExpr(2), d = b.getAffineDimExpr(3);
   AffineMap table = map(4, {s, d});
-  return generic(type, ValueRange{x, rotated, cos, sin},
-                 empty(type.getShape()),
+  return generic(type, ValueRange{x, rotated, cos, sin}, empty(type.getShape()),
                  {identity(4), identity(4), table, table, identity(4)},
                  parallel(4), [&](OpBuilder &nb, ValueRange a) -> Value {
                    Value p = arith::MulFOp::create(nb, loc, a[0], a[2]);
                    Value q = arith::MulFOp::create(nb, loc, a[1], a[3]);
                    return arith::AddFOp::create(nb, loc, p, q);
                  });
-}
-
-Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
-  // [N, heads * D] -> [B, S, heads, D] -> [B, heads, S, D]
-  int64_t hd = c.headDim;
-  Value x4 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, seq, heads, hd}), x,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
-  return linalg::TransposeOp::create(b, loc, x4,
-                                     empty({batch, heads, seq, hd}),
-                                     ArrayRef<int64_t>{0, 2, 1, 3})
-      .getResult()[0];
 }
 
 Value DecoderBuilder::repeatKeyValue(Value x) {
@@ -313,10 +190,10 @@ Value DecoderBuilder::repeatKeyValue(Value x) {
     return x;
   AffineExpr bb = b.getAffineDimExpr(0), g = b.getAffineDimExpr(1),
              s = b.getAffineDimExpr(3), d = b.getAffineDimExpr(4);
-  Value expanded = generic(
-      tensor({batch, kv, rep, seq, hd}), ValueRange{x},
-      empty({batch, kv, rep, seq, hd}), {map(5, {bb, g, s, d}), identity(5)},
-      parallel(5), [&](OpBuilder &, ValueRange a) { return a[0]; });
+  Value expanded = generic(tensor({batch, kv, rep, seq, hd}), ValueRange{x},
+                           empty({batch, kv, rep, seq, hd}),
+                           {map(5, {bb, g, s, d}), identity(5)}, parallel(5),
+                           [&](OpBuilder &, ValueRange a) { return a[0]; });
   return tensor::CollapseShapeOp::create(
       b, loc, expanded, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
@@ -331,91 +208,29 @@ Value DecoderBuilder::attention(Value x, ArrayRef<Value> p, Value cos,
   Value vw = next(true), vb = next(c.attentionBias);
   Value ow = next(true), ob = next(c.outputProjectionBias);
 
-  int64_t heads = c.numHeads, hd = c.headDim, bh = batch * heads;
+  int64_t heads = c.numHeads, hd = c.headDim;
   Value q = applyRotary(splitHeads(linear(x, qw, qb), heads), cos, sin);
   Value k = repeatKeyValue(
       applyRotary(splitHeads(linear(x, kw, kb), c.numKeyValueHeads), cos, sin));
   Value v = repeatKeyValue(splitHeads(linear(x, vw, vb), c.numKeyValueHeads));
-  auto flatten = [&](Value t) {
-    return tensor::CollapseShapeOp::create(
-        b, loc, t, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-  };
-  Value q3 = flatten(q), k3 = flatten(k), v3 = flatten(v);
+  Value q3 = flattenHeads(q), k3 = flattenHeads(k), v3 = flattenHeads(v);
 
-  // scores = Q·Kᵀ (a batch matmul reading K transposed), scaled, causal.
-  AffineExpr bd = b.getAffineDimExpr(0), m = b.getAffineDimExpr(1),
-             n = b.getAffineDimExpr(2), kk = b.getAffineDimExpr(3);
-  ArrayAttr maps = b.getAffineMapArrayAttr(
-      {map(4, {bd, m, kk}), map(4, {bd, n, kk}), map(4, {bd, m, n})});
-  Value scores =
-      linalg::BatchMatmulOp::create(
-          b, loc, ValueRange{q3, k3}, ValueRange{filled({bh, seq, seq}, 0.0)},
-          {b.getNamedAttr("indexing_maps", maps)})
-          .getResult(0);
+  // scores = Q·Kᵀ, scaled, causal.
+  Value scores = attentionScores(q3, k3);
   double scale = 1.0 / std::sqrt(double(hd));
   double lowest = -std::numeric_limits<float>::max();
   Value masked = elementwise(
       ValueRange{scores}, [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value scaled = arith::MulFOp::create(nb, loc, a[0], f32Const(nb, scale));
+        Value scaled =
+            arith::MulFOp::create(nb, loc, a[0], f32Const(nb, scale));
         Value row = linalg::IndexOp::create(nb, loc, 1);
         Value col = linalg::IndexOp::create(nb, loc, 2);
-        Value future = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ugt,
-                                             col, row);
+        Value future =
+            arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ugt, col, row);
         return arith::SelectOp::create(nb, loc, future, f32Const(nb, lowest),
                                        scaled);
       });
-  Value probs = linalg::SoftmaxOp::create(b, loc, TypeRange{masked.getType()},
-                                          masked, empty({bh, seq, seq}), 2)
-                    .getResult()[0];
-  Value o = linalg::BatchMatmulOp::create(
-                b, loc, ValueRange{probs, v3},
-                ValueRange{filled({bh, seq, hd}, 0.0)})
-                .getResult(0);
-  // Merge heads: [B*H, S, D] -> [B, H, S, D] -> [B, S, H, D] -> [N, H*D].
-  Value o4 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, heads, seq, hd}), o,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-  Value ot = linalg::TransposeOp::create(b, loc, o4,
-                                         empty({batch, seq, heads, hd}),
-                                         ArrayRef<int64_t>{0, 2, 1, 3})
-                 .getResult()[0];
-  Value merged = tensor::CollapseShapeOp::create(
-      b, loc, ot, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
-  return linear(merged, ow, ob);
-}
-
-Value DecoderBuilder::activation(OpBuilder &ob, Value g) {
-  switch (c.activation) {
-  case Activation::SiLU: {
-    // g * sigmoid(g)
-    Value e = math::ExpOp::create(ob, loc, arith::NegFOp::create(ob, loc, g));
-    Value den = arith::AddFOp::create(ob, loc, f32Const(ob, 1.0), e);
-    return arith::DivFOp::create(ob, loc, g, den);
-  }
-  case Activation::GeluTanh: {
-    // 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3)))
-    Value g3 = arith::MulFOp::create(
-        ob, loc, g, arith::MulFOp::create(ob, loc, g, g));
-    Value inner = arith::AddFOp::create(
-        ob, loc, g, arith::MulFOp::create(ob, loc, g3, f32Const(ob, 0.044715)));
-    Value t = math::TanhOp::create(
-        ob, loc,
-        arith::MulFOp::create(ob, loc, inner,
-                              f32Const(ob, std::sqrt(2.0 / M_PI))));
-    Value onePlus = arith::AddFOp::create(ob, loc, f32Const(ob, 1.0), t);
-    Value half = arith::MulFOp::create(ob, loc, g, f32Const(ob, 0.5));
-    return arith::MulFOp::create(ob, loc, half, onePlus);
-  }
-  case Activation::GeluErf: {
-    // 0.5 g (1 + erf(g / sqrt(2)))
-    Value e = math::ErfOp::create(
-        ob, loc, arith::MulFOp::create(ob, loc, g, f32Const(ob, M_SQRT1_2)));
-    Value onePlus = arith::AddFOp::create(ob, loc, f32Const(ob, 1.0), e);
-    Value half = arith::MulFOp::create(ob, loc, g, f32Const(ob, 0.5));
-    return arith::MulFOp::create(ob, loc, half, onePlus);
-  }
-  }
-  llvm_unreachable("activation");
+  return linear(mergeHeads(attentionOutput(masked, v3), heads), ow, ob);
 }
 
 Value DecoderBuilder::mlp(Value x, ArrayRef<Value> p) {
@@ -427,18 +242,17 @@ Value DecoderBuilder::mlp(Value x, ArrayRef<Value> p) {
   Value uw = next(true), ub = next(c.mlpBias);
   Value dw = next(true), db = next(c.mlpBias);
   Value gate = linear(x, gw, gb), up = linear(x, uw, ub);
-  Value h = elementwise(ValueRange{gate, up},
-                        [&](OpBuilder &nb, ValueRange a) -> Value {
-                          return arith::MulFOp::create(
-                              nb, loc, activation(nb, a[0]), a[1]);
-                        });
+  Value h = elementwise(
+      ValueRange{gate, up}, [&](OpBuilder &nb, ValueRange a) -> Value {
+        return arith::MulFOp::create(nb, loc, activation(nb, a[0]), a[1]);
+      });
   return linear(h, dw, db);
 }
 
-Value DecoderBuilder::crossEntropy(Value logits, Value labels) {
+Value DecoderBuilder::shiftedCrossEntropy(Value logits, Value labels) {
   // Shifted next-token cross-entropy, mean over labels != -100:
   // logits[:, :-1] against labels[:, 1:], as the reference writes it.
-  int64_t v = c.vocabSize, m = batch * (seq - 1);
+  int64_t v = c.vocabSize;
   Value l3 = tensor::ExpandShapeOp::create(
       b, loc, tensor({batch, seq, v}), logits,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}});
@@ -459,70 +273,7 @@ Value DecoderBuilder::crossEntropy(Value logits, Value labels) {
   Value lb = tensor::CollapseShapeOp::create(
       b, loc, shiftedLabels, ArrayRef<ReassociationIndices>{{0, 1}});
 
-  AffineExpr r = b.getAffineDimExpr(0), zeroE = b.getAffineConstantExpr(0);
-  AffineMap rowKeep = map(2, {r, zeroE}), row = map(2, {r});
-  SmallVector<utils::IteratorType> rowReduce = {
-      utils::IteratorType::parallel, utils::IteratorType::reduction};
-  double lowest = -std::numeric_limits<float>::max();
-  // max over the vocabulary (keepdim), then sum of exp(l - max) (keepdim).
-  Value maxInit = filled({m, 1}, lowest);
-  Value mx = generic(tensor({m, 1}), ValueRange{lg}, maxInit,
-                     {identity(2), rowKeep}, rowReduce,
-                     [&](OpBuilder &nb, ValueRange a) -> Value {
-                       return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
-                     });
-  Value sumExp = generic(
-      tensor({m, 1}), ValueRange{lg, mx}, filled({m, 1}, 0.0),
-      {identity(2), rowKeep, rowKeep}, rowReduce,
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value e = math::ExpOp::create(
-            nb, loc, arith::SubFOp::create(nb, loc, a[0], a[1]));
-        return arith::AddFOp::create(nb, loc, a[2], e);
-      });
-  // The target's logit, picked by comparing the column with the label.
-  Value picked = generic(
-      tensor({m, 1}), ValueRange{lg, lb}, filled({m, 1}, 0.0),
-      {identity(2), row, rowKeep}, rowReduce,
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value col = arith::IndexCastOp::create(
-            nb, loc, nb.getI64Type(), linalg::IndexOp::create(nb, loc, 1));
-        Value hit = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
-                                          col, a[1]);
-        Value v = arith::SelectOp::create(nb, loc, hit, a[0],
-                                          f32Const(nb, 0.0));
-        return arith::AddFOp::create(nb, loc, a[2], v);
-      });
-  auto isCounted = [&](OpBuilder &nb, Value label) -> Value {
-    Value ignore = arith::ConstantOp::create(
-        nb, loc, nb.getI64IntegerAttr(kIgnoreIndex));
-    return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ne, label,
-                                 ignore);
-  };
-  // Number of counted labels, then the mean of their token losses.
-  AffineMap toScalar1 = map(1, {});
-  Value count = generic(
-      tensor({}), ValueRange{lb}, filled({}, 0.0), {map(1, {r}), toScalar1},
-      {utils::IteratorType::reduction},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value w = arith::SelectOp::create(nb, loc, isCounted(nb, a[0]),
-                                          f32Const(nb, 1.0),
-                                          f32Const(nb, 0.0));
-        return arith::AddFOp::create(nb, loc, a[1], w);
-      });
-  AffineMap keep1 = map(1, {r, zeroE});
-  return generic(
-      tensor({}), ValueRange{mx, sumExp, picked, lb, count}, filled({}, 0.0),
-      {keep1, keep1, keep1, map(1, {r}), toScalar1, toScalar1},
-      {utils::IteratorType::reduction},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value lse = arith::AddFOp::create(nb, loc, a[0],
-                                          math::LogOp::create(nb, loc, a[1]));
-        Value nll = arith::SubFOp::create(nb, loc, lse, a[2]);
-        Value mean = arith::DivFOp::create(nb, loc, nll, a[4]);
-        Value v = arith::SelectOp::create(nb, loc, isCounted(nb, a[3]), mean,
-                                          f32Const(nb, 0.0));
-        return arith::AddFOp::create(nb, loc, a[5], v);
-      });
+  return crossEntropy(lg, lb);
 }
 
 void DecoderBuilder::build(func::FuncOp func) {
@@ -533,16 +284,19 @@ void DecoderBuilder::build(func::FuncOp func) {
   Value ids = next(), labels = next();
   Value table = next();
   std::vector<Value> params;
-  for (unsigned i = 3; i < entry->getNumArguments(); ++i)
+  for (unsigned i = arg; i < entry->getNumArguments(); ++i)
     params.push_back(entry->getArgument(i));
 
-  unsigned attentionCount = 4 + (c.attentionBias ? 3 : 0) +
-                            (c.outputProjectionBias ? 1 : 0);
+  unsigned attentionCount =
+      4 + (c.attentionBias ? 3 : 0) + (c.outputProjectionBias ? 1 : 0);
   unsigned mlpCount = 3 + (c.mlpBias ? 3 : 0);
   unsigned perLayer = attentionCount + mlpCount + 2;
 
   auto [cos, sin] = rotaryTables();
-  Value x = embedding(ids, table);
+  // Gemma scales embeddings by sqrt(hidden_size) in the model dtype.
+  Value x = embedding(
+      ids, table,
+      c.family == Family::Gemma ? std::sqrt(double(c.hiddenSize)) : 1.0);
   ArrayRef<Value> all(params);
   for (int64_t layer = 0; layer < c.numLayers; ++layer) {
     ArrayRef<Value> lp = all.slice(layer * perLayer, perLayer);
@@ -563,16 +317,22 @@ void DecoderBuilder::build(func::FuncOp func) {
   Value finalNorm = tail[0];
   Value head = c.tieWordEmbeddings ? table : tail[1];
   Value logits = linear(rmsNorm(x, finalNorm), head, Value());
-  Value loss = crossEntropy(logits, labels);
+  Value loss = shiftedCrossEntropy(logits, labels);
   func::ReturnOp::create(b, loc, loss);
 }
 
 } // namespace
 
+void fbl::models::buildDecoderBody(OpBuilder &b, Location loc,
+                                   const ModelConfig &c, TrainingShape shape,
+                                   func::FuncOp func) {
+  DecoderBuilder(b, loc, c, shape).build(func);
+}
+
 std::vector<ParameterInfo>
 fbl::models::decoderParameters(const ModelConfig &c) {
   std::vector<ParameterInfo> params;
-  std::string normal = fmtInit("normal", c.initializerRange);
+  std::string normal = formatInit("normal", c.initializerRange);
   // Gemma's norms scale by (1 + w): w = 0 is the identity.
   std::string normInit = c.family == Family::Gemma ? "zeros" : "ones";
   int64_t h = c.hiddenSize, q = c.numHeads * c.headDim,
@@ -580,9 +340,8 @@ fbl::models::decoderParameters(const ModelConfig &c) {
   params.push_back({"model.embed_tokens.weight", {c.vocabSize, h}, normal});
   auto projection = [&](int64_t layer, llvm::StringRef name, int64_t out,
                         int64_t inDim, bool bias) {
-    params.push_back({layerName(layer, (name + ".weight").str()),
-                      {out, inDim},
-                      normal});
+    params.push_back(
+        {layerName(layer, (name + ".weight").str()), {out, inDim}, normal});
     if (bias)
       params.push_back(
           {layerName(layer, (name + ".bias").str()), {out}, "zeros"});
@@ -603,55 +362,4 @@ fbl::models::decoderParameters(const ModelConfig &c) {
   if (!c.tieWordEmbeddings)
     params.push_back({"lm_head.weight", {c.vocabSize, h}, normal});
   return params;
-}
-
-void fbl::models::registerDecoderModelDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect>();
-}
-
-FailureOr<func::FuncOp>
-fbl::models::buildDecoderModel(ModuleOp module, const ModelConfig &config,
-                               TrainingShape shape, llvm::StringRef name) {
-  if (shape.batch < 1 || shape.seq < 2)
-    return module.emitError("model builder: need batch >= 1 and seq >= 2 "
-                            "(the loss predicts each next token), got batch ")
-           << shape.batch << " and seq " << shape.seq;
-  if (shape.seq > config.maxPositions)
-    return module.emitError("model builder: seq ")
-           << shape.seq << " exceeds max_position_embeddings "
-           << config.maxPositions;
-  MLIRContext *ctx = module.getContext();
-  DialectRegistry registry;
-  registerDecoderModelDialects(registry);
-  ctx->appendDialectRegistry(registry);
-  ctx->loadAllAvailableDialects();
-
-  OpBuilder b(ctx);
-  Location loc = NameLoc::get(
-      b.getStringAttr(llvm::formatv("{0}({1})", config.familyName(),
-                                    config.modelType)
-                          .str()));
-  std::vector<ParameterInfo> params = decoderParameters(config);
-  SmallVector<Type> argTypes;
-  auto ids = RankedTensorType::get({shape.batch, shape.seq}, b.getI64Type());
-  argTypes = {ids, ids};
-  for (const ParameterInfo &p : params)
-    argTypes.push_back(RankedTensorType::get(p.shape, b.getF32Type()));
-  auto type = b.getFunctionType(argTypes, RankedTensorType::get({}, b.getF32Type()));
-
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, type);
-  func.setArgAttr(0, "fbl.name", b.getStringAttr("input_ids"));
-  func.setArgAttr(1, "fbl.name", b.getStringAttr("labels"));
-  for (auto [i, p] : llvm::enumerate(params)) {
-    unsigned a = i + 2;
-    func.setArgAttr(a, "fbl.param", b.getUnitAttr());
-    func.setArgAttr(a, "fbl.name", b.getStringAttr(p.name));
-    func.setArgAttr(a, "fbl.init", b.getStringAttr(p.init));
-  }
-  DecoderBuilder builder(b, loc, config, shape);
-  builder.build(func);
-  return func;
 }

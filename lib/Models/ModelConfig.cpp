@@ -44,8 +44,8 @@ public:
       return 0;
     }
     if (*i < min)
-      fail(llvm::formatv("field '{0}' is {1}; it must be at least {2}", key,
-                         *i, min));
+      fail(llvm::formatv("field '{0}' is {1}; it must be at least {2}", key, *i,
+                         min));
     return *i;
   }
 
@@ -98,7 +98,9 @@ public:
     if (!err)
       err = error(origin, message);
   }
-  llvm::Error takeError() { return err ? std::move(err) : llvm::Error::success(); }
+  llvm::Error takeError() {
+    return err ? std::move(err) : llvm::Error::success();
+  }
 
   const llvm::json::Object &object;
   StringRef origin;
@@ -123,18 +125,37 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
     if (llvm::Error e = r.takeError())
       return std::move(e);
     return error(origin, "missing field 'model_type' (one of llama, qwen2, "
-                         "gemma)");
+                         "gemma, bert)");
   }
   c.modelType = type->str();
-  std::optional<Family> family = llvm::StringSwitch<std::optional<Family>>(*type)
-                                     .Cases({"llama", "mistral"}, Family::Llama)
-                                     .Case("qwen2", Family::Qwen2)
-                                     .Case("gemma", Family::Gemma)
-                                     .Default(std::nullopt);
+  std::optional<Family> family =
+      llvm::StringSwitch<std::optional<Family>>(*type)
+          .Cases({"llama", "mistral"}, Family::Llama)
+          .Case("qwen2", Family::Qwen2)
+          .Case("gemma", Family::Gemma)
+          .Case("bert", Family::Bert)
+          .Default(std::nullopt);
   if (!family)
     return error(origin, "model_type '" + *type +
-                             "' is not supported (llama, qwen2, gemma)");
+                             "' is not supported (llama, qwen2, gemma, bert)");
   c.family = *family;
+
+  // The head: the first of `architectures` names it (BertForMaskedLM,
+  // BertForSequenceClassification, ...); decoders predict the next token.
+  c.task = c.isEncoder() ? Task::MaskedLM : Task::CausalLM;
+  if (const llvm::json::Value *a = object->get("architectures"))
+    if (const llvm::json::Array *list = a->getAsArray();
+        list && !list->empty() && c.isEncoder())
+      if (std::optional<StringRef> arch = list->front().getAsString()) {
+        if (arch->ends_with("ForSequenceClassification"))
+          c.task = Task::SequenceClassification;
+        else if (!arch->ends_with("ForMaskedLM") &&
+                 !arch->ends_with("ForPreTraining") && *arch != "BertModel")
+          return error(origin, "architecture '" + *arch +
+                                   "' is not supported (BertForMaskedLM, "
+                                   "BertForPreTraining, "
+                                   "BertForSequenceClassification)");
+      }
 
   c.hiddenSize = r.integer("hidden_size", std::nullopt);
   c.intermediateSize = r.integer("intermediate_size", std::nullopt);
@@ -142,12 +163,35 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   c.numHeads = r.integer("num_attention_heads", std::nullopt);
   c.numKeyValueHeads = r.integer("num_key_value_heads", c.numHeads);
   c.vocabSize = r.integer("vocab_size", std::nullopt);
-  c.maxPositions = r.integer("max_position_embeddings", 2048);
+  c.maxPositions =
+      r.integer("max_position_embeddings", c.isEncoder() ? 512 : 2048);
   c.rmsNormEps = r.number("rms_norm_eps", 1e-6);
   c.ropeTheta = r.number("rope_theta", 10000.0);
   c.initializerRange = r.number("initializer_range", 0.02);
   c.bosTokenId = r.tokenId("bos_token_id");
   c.eosTokenId = r.tokenId("eos_token_id");
+  c.padTokenId = r.tokenId("pad_token_id");
+  c.maskTokenId = r.tokenId("mask_token_id");
+  if (c.isEncoder()) {
+    c.typeVocabSize = r.integer("type_vocab_size", 2);
+    c.layerNormEps = r.number("layer_norm_eps", 1e-12);
+    // Hugging Face writes the classes as id2label; num_labels when given.
+    int64_t labels = 2;
+    if (const llvm::json::Value *m = object->get("id2label"))
+      if (const llvm::json::Object *o = m->getAsObject())
+        labels = static_cast<int64_t>(o->size());
+    c.numLabels = r.integer("num_labels", labels);
+    if (c.task == Task::SequenceClassification && c.numLabels < 2)
+      r.fail(llvm::formatv("num_labels is {0}; classification needs at "
+                           "least 2 classes (regression is not supported)",
+                           c.numLabels));
+    std::optional<StringRef> positions = r.string("position_embedding_type");
+    if (positions && *positions != "absolute")
+      r.fail("position_embedding_type '" + *positions +
+             "' is not supported (absolute)");
+    if (r.boolean("is_decoder", false))
+      r.fail("is_decoder = true is not supported (BERT as an encoder)");
+  }
   // Gemma ties its embeddings unless told otherwise; LLaMA and Qwen2 say it.
   c.tieWordEmbeddings =
       r.boolean("tie_word_embeddings", c.family == Family::Gemma);
@@ -162,9 +206,10 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   std::optional<StringRef> act = r.string("hidden_activation");
   if (!act)
     act = r.string("hidden_act");
-  StringRef actName = act.value_or(c.family == Family::Gemma
-                                       ? "gelu_pytorch_tanh"
-                                       : "silu");
+  StringRef actName =
+      act.value_or(c.family == Family::Gemma ? "gelu_pytorch_tanh"
+                   : c.isEncoder()           ? "gelu"
+                                             : "silu");
   if (c.family == Family::Gemma && actName == "gelu" &&
       !object->get("hidden_activation"))
     actName = "gelu_pytorch_tanh";
@@ -196,8 +241,8 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
     l.factor = s.number("factor", l.factor);
     l.lowFreqFactor = s.number("low_freq_factor", l.lowFreqFactor);
     l.highFreqFactor = s.number("high_freq_factor", l.highFreqFactor);
-    l.originalMaxPositions = s.integer("original_max_position_embeddings",
-                                       l.originalMaxPositions);
+    l.originalMaxPositions =
+        s.integer("original_max_position_embeddings", l.originalMaxPositions);
     if (l.highFreqFactor <= l.lowFreqFactor)
       s.fail("rope_scaling: high_freq_factor must exceed low_freq_factor");
     if (llvm::Error e = s.takeError())
@@ -211,15 +256,18 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
     return std::move(e);
 
   if (!object->get("head_dim") && c.hiddenSize % c.numHeads != 0)
-    return error(origin,
-                 llvm::formatv("hidden_size {0} is not a multiple of "
-                               "num_attention_heads {1}; give head_dim",
-                               c.hiddenSize, c.numHeads));
+    return error(origin, llvm::formatv("hidden_size {0} is not a multiple of "
+                                       "num_attention_heads {1}; give head_dim",
+                                       c.hiddenSize, c.numHeads));
   if (c.numHeads % c.numKeyValueHeads != 0)
     return error(origin, llvm::formatv("num_attention_heads {0} is not a "
                                        "multiple of num_key_value_heads {1}",
                                        c.numHeads, c.numKeyValueHeads));
-  if (c.headDim % 2 != 0)
+  if (c.isEncoder() && c.headDim * c.numHeads != c.hiddenSize)
+    return error(origin, llvm::formatv("head_dim {0} x num_attention_heads "
+                                       "{1} must be hidden_size {2}",
+                                       c.headDim, c.numHeads, c.hiddenSize));
+  if (!c.isEncoder() && c.headDim % 2 != 0)
     return error(origin, llvm::formatv("head_dim {0} must be even (rotary "
                                        "embeddings rotate pairs)",
                                        c.headDim));
@@ -240,9 +288,9 @@ Expected<std::string> ModelConfig::loadText(StringRef presetOrPath) {
     std::string names;
     for (StringRef n : presetNames())
       names += (names.empty() ? "" : ", ") + n.str();
-    return error(presetOrPath, "not a preset (" + names +
-                                   ") and cannot be read: " +
-                                   file.getError().message());
+    return error(presetOrPath,
+                 "not a preset (" + names +
+                     ") and cannot be read: " + file.getError().message());
   }
   return (*file)->getBuffer().str();
 }
@@ -266,7 +314,17 @@ llvm::ArrayRef<StringRef> fbl::models::presetNames() {
 }
 
 int64_t ModelConfig::numParameters() const {
-  int64_t h = hiddenSize, q = numHeads * headDim, kv = numKeyValueHeads * headDim;
+  if (isEncoder()) {
+    int64_t h = hiddenSize, in = intermediateSize;
+    int64_t embeddings = (vocabSize + maxPositions + typeVocabSize) * h + 2 * h;
+    int64_t layer = 4 * (h * h + h) + 2 * (h * in) + in + h + 4 * h;
+    int64_t head = task == Task::SequenceClassification
+                       ? h * h + h + numLabels * h + numLabels
+                       : h * h + h + 2 * h + vocabSize;
+    return embeddings + numLayers * layer + head;
+  }
+  int64_t h = hiddenSize, q = numHeads * headDim,
+          kv = numKeyValueHeads * headDim;
   int64_t attention = h * q + 2 * h * kv + q * h;
   if (attentionBias)
     attention += q + 2 * kv;
@@ -288,6 +346,28 @@ StringRef ModelConfig::familyName() const {
     return "qwen2";
   case Family::Gemma:
     return "gemma";
+  case Family::Bert:
+    return "bert";
   }
   return "";
+}
+
+StringRef ModelConfig::taskName() const {
+  switch (task) {
+  case Task::CausalLM:
+    return "causal-lm";
+  case Task::MaskedLM:
+    return "masked-lm";
+  case Task::SequenceClassification:
+    return "classification";
+  }
+  return "";
+}
+
+std::optional<Task> fbl::models::parseTask(StringRef name) {
+  return llvm::StringSwitch<std::optional<Task>>(name)
+      .Case("causal-lm", Task::CausalLM)
+      .Case("masked-lm", Task::MaskedLM)
+      .Case("classification", Task::SequenceClassification)
+      .Default(std::nullopt);
 }

@@ -1,4 +1,4 @@
-"""Fine-tuning a decoder LLM from Python: the same job as the fbl-finetune
+"""Fine-tuning a model (a decoder LLM, or BERT's masked LM) from Python: the same job as the fbl-finetune
 command (which this module runs), with its options as keyword arguments,
 progress as a callback and the run's summary.json as the result."""
 
@@ -41,14 +41,18 @@ def _arg(value) -> str:
 _PROGRESS = re.compile(r"^step\s+(\d+)/(\d+)\s+loss (\S+)\s+(\S+) tokens/s\s+(\S+) ms/step")
 
 
-def build_model(model: str, *, seq: int = 128, batch: int = 1) -> str:
+def build_model(model: str, *, seq: int = 128, batch: int = 1,
+                task: Optional[str] = None) -> str:
     """The forward training model of `model` (a preset such as "tiny-llama"
-    or a config.json path) as MLIR text (fbl-model)."""
-    proc = subprocess.run([_tool("fbl-model"), "--model", _arg(model),
-                           "--seq", str(_integer(seq, "seq", 1, _INT64_MAX)),
-                           "--batch",
-                           str(_integer(batch, "batch", 1, _INT64_MAX))],
-                          capture_output=True, text=True)
+    or "tiny-bert", or a config.json path) as MLIR text (fbl-model). `task`:
+    "causal-lm", "masked-lm" or "classification" (default: the config's
+    architectures)."""
+    cmd = [_tool("fbl-model"), "--model", _arg(model),
+           "--seq", str(_integer(seq, "seq", 1, _INT64_MAX)),
+           "--batch", str(_integer(batch, "batch", 1, _INT64_MAX))]
+    if task is not None:
+        cmd += ["--task", _name(task, "task")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise Error(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()
                     else "fbl-model failed")

@@ -132,6 +132,14 @@ expect_error("seq zero", lambda: fbl.build_model("tiny-llama", seq=0))
 expect_error("preset", lambda: fbl.build_model("no-such-model"))
 # CHECK: nul model: argument 'tiny-llama\x00' contains a NUL character
 expect_error("nul model", lambda: fbl.build_model("tiny-llama\0"))
+# CHECK: task: fbl-model: error: model builder: a llama model cannot be trained as masked-lm (causal-lm)
+expect_error("task", lambda: fbl.build_model("tiny-llama", task="masked-lm"))
+# CHECK: task smuggle: task must be a name (letters, digits, '_', '.', '-'), got 'masked-lm --seq=1'
+expect_error("task smuggle", lambda: fbl.build_model("tiny-bert", task="masked-lm --seq=1"))
+# CHECK: bert classifier: func.func @model(%arg0: tensor<2x4xi64> {fbl.name = "input_ids"}
+print("bert classifier:", next(l.strip() for l in fbl.build_model(
+    "tiny-bert", seq=4, batch=2, task="classification").splitlines()
+    if "func.func @model" in l)[:68])
 data = os.path.join(tmp, "data.txt")
 with open(data, "w") as f:
     f.write("hello world\n" * 10)

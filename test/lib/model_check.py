@@ -7,8 +7,8 @@ compiled bundles against the upstream-MLIR oracle.
 
 1. fbl-model writes the forward model; weights, token ids and labels (some
    -100) are drawn from a fixed seed.
-2. Reference: llm_reference.py, an independent PyTorch implementation of the
-   family, in float64 autograd.
+2. Reference: llm_reference.py (decoders) or bert_reference.py (BERT), an
+   independent PyTorch implementation of the family, in float64 autograd.
 3. fbl's gradient (@model_grad from fbl-autodiff) run by upstream mlir-opt +
    mlir-runner must match the reference: |fbl - ref| <= rtol |ref| + atol
    max|ref| per tensor (rtol 1e-3, atol 1e-4: fbl computes in float32).
@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_check  # noqa: E402
 import gradcheck  # noqa: E402
+import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
 
 
@@ -86,8 +87,10 @@ def random_config(seed):
 
 def draw_weights(args_info, rng, family):
     weights = {}
-    for name, dims, elem, _ in args_info[2:]:
-        if name.endswith("norm.weight"):
+    for name, dims, elem, is_param in args_info:
+        if elem == "i64":
+            continue
+        if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
             base = 0.0 if family == "gemma" else 1.0
             v = base + 0.1 * rng.standard_normal(dims)
         elif name.endswith(".bias"):
@@ -98,14 +101,17 @@ def draw_weights(args_info, rng, family):
     return weights
 
 
-def compare(tag, got, want, rtol, atol_rel):
+def compare(tag, got, want, rtol, atol_rel, floor=0.0):
+    """|got - want| <= rtol |want| + max(atol_rel max|want|, floor): `floor`
+    is for gradients that are zero in exact arithmetic (a key bias shifts
+    every score of a softmax row alike), whose float32 value is rounding."""
     got = np.asarray(got, np.float64).ravel()
     want = np.asarray(want, np.float64).ravel()
     if got.size != want.size:
         print(f"  {tag}: {got.size} elements, want {want.size}")
         return False
     scale = float(np.max(np.abs(want))) if want.size else 0.0
-    tol = rtol * np.abs(want) + atol_rel * max(scale, 1e-30)
+    tol = rtol * np.abs(want) + max(atol_rel * scale, floor, 1e-30)
     err = np.abs(got - want)
     bad = int(np.sum(~(err <= tol)))
     worst = float(np.max(err / tol)) if want.size else 0.0
@@ -126,6 +132,8 @@ def main():
     ap.add_argument("--target", default="pocl-cpu")
     ap.add_argument("--device", default="")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--task", default="",
+                    help="fbl-model --task (masked-lm, classification for BERT)")
     ap.add_argument("--lora", default="",
                     help="fbl-insert-lora options (rank=R alpha=A targets=...): "
                          "the adapters' B starts non-zero so every gradient is checked")
@@ -152,7 +160,8 @@ def main():
         config = config_json(args.fbl_bin, args.model)
         model = os.path.join(tmp, "model.mlir")
         gradcheck.run([tool("fbl-model"), "--model", args.model, "--seq", str(args.seq),
-                       "--batch", str(args.batch), "-o", model])
+                       "--batch", str(args.batch), "-o", model]
+                      + (["--task", args.task] if args.task else []))
         if args.lora:
             lora_model = os.path.join(tmp, "lora.mlir")
             gradcheck.run([tool("fbl-opt"), model, f"--fbl-insert-lora={args.lora}",
@@ -165,28 +174,60 @@ def main():
         labels = ids.copy()
         labels[0, args.seq // 2] = -100  # an ignored position counts for nothing
         labels[-1, -1] = -100
+        encoder = config["model_type"] == "bert"
+        task = args.task or ("classification" if encoder and any(
+            a.endswith("ForSequenceClassification")
+            for a in config.get("architectures", [])) else "masked-lm")
+        if encoder:
+            # Segments A then B; the last sequence padded after half its
+            # length; masked-LM labels at a few positions (never padding).
+            types = np.zeros_like(ids)
+            types[:, args.seq // 2:] = 1
+            mask = np.ones_like(ids)
+            mask[-1, (args.seq + 1) // 2:] = 0
+            if task == "classification":
+                labels = rng.integers(0, len(config.get("id2label", {})) or
+                                      config.get("num_labels", 2), size=(args.batch,))
+            else:
+                labels = np.where((rng.random(ids.shape) < 0.4) & (mask == 1), ids, -100)
+                labels[0, 0] = ids[0, 0]
+            feeds = {"input_ids": ids, "token_type_ids": types,
+                     "attention_mask": mask, "labels": labels}
+        else:
+            feeds = {"input_ids": ids, "labels": labels}
+        num_inputs = sum(1 for a in info if a[2] == "i64")
 
         lora = None
         if args.lora:
             opts = dict(kv.split("=", 1) for kv in args.lora.split())
             lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
         trainable = {a[0] for a in info if a[3]}
-        ref_loss, ref_grads = llm_reference.loss_and_grads(
-            config, weights, ids, labels, lora=lora, trainable=trainable)
-        print(f"{os.path.basename(args.model)}: {len(info) - 2} parameters, reference loss {ref_loss:.6f}")
+        if encoder:
+            ref_loss, ref_grads = bert_reference.loss_and_grads(
+                config, weights, feeds, task, trainable=trainable)
+        else:
+            ref_loss, ref_grads = llm_reference.loss_and_grads(
+                config, weights, ids, labels, lora=lora, trainable=trainable)
+        print(f"{os.path.basename(args.model)}: {len(info) - num_inputs} parameters, "
+              f"reference loss {ref_loss:.6f}")
 
-        inputs = [(list(ids.shape), "i64", ids.ravel().tolist()),
-                  (list(labels.shape), "i64", labels.ravel().tolist())]
-        for name, dims, elem, _ in info[2:]:
-            inputs.append((dims, elem, weights[name].ravel().tolist()))
+        inputs = []
+        for name, dims, elem, is_param in info:
+            if is_param or elem == "f32":
+                inputs.append((dims, elem, weights[name].ravel().tolist()))
+            else:
+                inputs.append((list(feeds[name].shape), "i64",
+                               feeds[name].ravel().tolist()))
         params = [i for i, a in enumerate(info) if a[3]]
         oracle = e2e_check.oracle_results(tool("fbl-opt"), model, "model", inputs,
                                           params, args.llvm_bin)
         print("fbl-autodiff (upstream MLIR oracle) vs PyTorch autograd:")
         ok &= compare("loss", oracle[0], [ref_loss], args.rtol, 0.0)
+        # 1e-6 of the largest gradient: float32 rounding of an exact zero.
+        floor = 1e-6 * max(float(np.max(np.abs(g))) for g in ref_grads.values())
         for k, p in enumerate(params):
             ok &= compare(f"d {info[p][0]}", oracle[k + 1], ref_grads[info[p][0]],
-                          args.rtol, args.atol)
+                          args.rtol, args.atol, floor)
 
         for policy in [p for p in args.policies.split(",") if p]:
             bundle = e2e_check.compile_bundle(tool("fbl-opt"), tool("fbl-translate"),
@@ -200,7 +241,8 @@ def main():
                 tag = "loss" if j == 0 else f"d {info[params[j - 1]][0]}"
                 tol = (args.bundle_tol, args.bundle_tol) if args.bundle_tol \
                     else (args.rtol, args.atol)
-                worst_ok &= compare(tag, got, want, *tol)
+                worst_ok &= compare(tag, got, want, *tol, floor=tol[1] * 1e-2 * max(
+                    float(np.max(np.abs(o))) for o in oracle[1:]))
             ok &= worst_ok
     print("MODEL CHECK PASS" if ok else "MODEL CHECK FAIL")
     sys.exit(0 if ok else 1)

@@ -127,7 +127,7 @@ fbl::finetune::compileStep(const models::ModelConfig &config,
 
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  if (failed(models::buildDecoderModel(*module, config, options.shape)))
+  if (failed(models::buildModel(*module, config, options.shape)))
     return compileError(firstError);
 
   mlir::PassManager pm(&context);

@@ -11,7 +11,7 @@
 #ifndef FBL_TOOLS_FINETUNE_COMPILESTEP_H
 #define FBL_TOOLS_FINETUNE_COMPILESTEP_H
 
-#include "fbl/Models/DecoderModel.h"
+#include "fbl/Models/Model.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,7 +24,7 @@ namespace fbl::finetune {
 struct LoraOptions {
   int64_t rank = 8;
   double alpha = 16;
-  std::string targets = "q_proj,v_proj";
+  std::string targets; ///< modules to adapt, e.g. "q_proj,v_proj"
   std::string trainable; ///< names kept trainable besides the adapters
 };
 

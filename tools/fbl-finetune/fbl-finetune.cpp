@@ -1,4 +1,4 @@
-//===- fbl-finetune.cpp - Fine-tune a decoder LLM on the OpenCL device ----===//
+//===- fbl-finetune.cpp - Fine-tune a model on the OpenCL device ----------===//
 //
 //   fbl-finetune --model PRESET|config.json [--weights W.safetensors]
 //       --data TEXT|DIR [--tokenizer tokenizer.json]
@@ -6,15 +6,17 @@
 //       [--steps N] [--seq S] [--batch B] [--lr LR] [--policy P]
 //       [--device SEL] [--target T] --save OUT/
 //
-// Builds the model's forward graph, adds LoRA adapters (or trains every
-// weight), compiles the AdamW training step for the local OpenCL device
-// (cached), then streams batches of the text through it, tokenized by the
-// model's tokenizer.json (BPE, Tokenizer.h) or byte by byte,
-// keeping parameters and optimizer state on the device. Prints a progress
-// line per interval (step, loss, tokens/s, step time, ETA), checkpoints every
-// K steps (--resume continues from the last one), and leaves in OUT/ the
-// adapters in PEFT's format (or the full weights) as safetensors, loss.csv,
-// loss.svg and summary.json.
+// Builds the model's forward graph (a decoder LLM learning the next token,
+// or BERT learning masked tokens: 15% of the positions, 80% of those shown
+// as [MASK], 10% as a random token, 10% unchanged), adds LoRA adapters (or
+// trains every weight), compiles the AdamW training step for the local OpenCL
+// device (cached), then streams batches of the text through it, tokenized by
+// the model's tokenizer.json (BPE, Tokenizer.h) or byte by byte, keeping
+// parameters and optimizer state on the device. Prints a progress line per
+// interval (step, loss, tokens/s, step time, ETA), checkpoints every K steps
+// (--resume continues from the last one), and leaves in OUT/ the adapters in
+// PEFT's format (or the full weights) as safetensors, loss.csv, loss.svg and
+// summary.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +25,7 @@
 #include "Tokenizer.h"
 #include "TrainingLog.h"
 
-#include "fbl/Models/DecoderModel.h"
+#include "fbl/Models/Model.h"
 #include "fbl_runtime/fbl_runtime.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -54,9 +56,10 @@ cl::opt<std::string> modelName("model",
                                cl::desc("Preset or config.json (required)"),
                                cl::value_desc("preset|file"),
                                cl::cat(category));
-cl::opt<std::string> weightsFile(
-    "weights", cl::desc("Initial weights (safetensors, Hugging Face names)"),
-    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    weightsFile("weights",
+                cl::desc("Initial weights (safetensors, Hugging Face names)"),
+                cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> dataPath("data",
                               cl::desc("Training text: a file or a folder"),
                               cl::value_desc("path"), cl::Required,
@@ -73,20 +76,20 @@ cl::opt<bool> printTokens(
              "line each, bos included when --model is given) and exit; "
              "--model and --save are then optional"),
     cl::cat(category));
-cl::opt<std::string> loraSpec(
-    "lora",
-    cl::desc("LoRA adapters: rank=R,alpha=A,targets=NAME[,NAME...]"
-             "[,trainable=NAME...] (default rank=8,alpha=16,"
-             "targets=q_proj,v_proj)"),
-    cl::value_desc("options"), cl::cat(category));
+cl::opt<std::string>
+    loraSpec("lora",
+             cl::desc("LoRA adapters: rank=R,alpha=A,targets=NAME[,NAME...]"
+                      "[,trainable=NAME...] (default rank=8,alpha=16, targets "
+                      "q_proj,v_proj for decoders, query,value for BERT)"),
+             cl::value_desc("options"), cl::cat(category));
 cl::opt<bool> fullFinetune("full", cl::desc("Train every weight (no LoRA)"),
                            cl::cat(category));
 cl::opt<int64_t> numSteps("steps", cl::desc("Training steps"), cl::init(200),
                           cl::cat(category));
-cl::opt<int64_t> seqLen("seq", cl::desc("Tokens per sequence"),
-                        cl::init(128), cl::cat(category));
-cl::opt<int64_t> batchSize("batch", cl::desc("Sequences per step"),
-                           cl::init(4), cl::cat(category));
+cl::opt<int64_t> seqLen("seq", cl::desc("Tokens per sequence"), cl::init(128),
+                        cl::cat(category));
+cl::opt<int64_t> batchSize("batch", cl::desc("Sequences per step"), cl::init(4),
+                           cl::cat(category));
 cl::opt<double> learningRate("lr", cl::desc("AdamW learning rate"),
                              cl::init(1e-3), cl::cat(category));
 cl::opt<std::string> policy("policy",
@@ -115,8 +118,9 @@ cl::opt<bool> merge("merge",
                     cl::desc("Also write the base weights with the adapters "
                              "merged in (OUT/model.safetensors)"),
                     cl::cat(category));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed of the initial weights and the "
-                                        "batches"),
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Seed of the initial weights and the "
+                                "batches"),
                        cl::init(0), cl::cat(category));
 cl::opt<int64_t> logEvery("log-every",
                           cl::desc("Progress line every N steps (default: "
@@ -163,8 +167,9 @@ bool isPlainName(StringRef name) {
   });
 }
 
-LoraOptions parseLora(StringRef spec) {
+LoraOptions parseLora(StringRef spec, StringRef defaultTargets) {
   LoraOptions lora;
+  lora.targets = defaultTargets.str();
   if (spec.empty())
     return lora;
   // rank=8,alpha=16,targets=q_proj,v_proj: a bare name continues the list
@@ -177,8 +182,9 @@ LoraOptions parseLora(StringRef spec) {
     auto [key, value] = part.split('=');
     if (!part.contains('=')) {
       if (!list)
-        die("--lora: '" + part + "' is not key=value (rank, alpha, "
-                                 "targets, trainable)");
+        die("--lora: '" + part +
+            "' is not key=value (rank, alpha, "
+            "targets, trainable)");
       *list += "," + part.str();
       continue;
     }
@@ -197,12 +203,13 @@ LoraOptions parseLora(StringRef spec) {
       lora.trainable = value.str();
       list = &lora.trainable;
     } else {
-      die("--lora: unknown key '" + key + "' (rank, alpha, targets, "
-                                          "trainable)");
+      die("--lora: unknown key '" + key +
+          "' (rank, alpha, targets, "
+          "trainable)");
     }
   }
   if (lora.targets.empty())
-    lora.targets = "q_proj,v_proj";
+    lora.targets = defaultTargets.str();
   for (const std::string *names : {&lora.targets, &lora.trainable})
     for (StringRef name : split(*names, ','))
       if (!names->empty() && !isPlainName(name))
@@ -215,11 +222,9 @@ std::string defaultCacheDir() {
   SmallString<256> dir;
   if (std::optional<std::string> env = sys::Process::GetEnv("FBL_CACHE_DIR"))
     return *env;
-  if (std::optional<std::string> xdg =
-          sys::Process::GetEnv("XDG_CACHE_HOME")) {
+  if (std::optional<std::string> xdg = sys::Process::GetEnv("XDG_CACHE_HOME")) {
     dir = *xdg;
-  } else if (std::optional<std::string> home =
-                 sys::Process::GetEnv("HOME")) {
+  } else if (std::optional<std::string> home = sys::Process::GetEnv("HOME")) {
     dir = *home;
     sys::path::append(dir, ".cache");
   } else {
@@ -238,6 +243,8 @@ std::string pathIn(StringRef dir, StringRef name) {
 /// Inputs of the compiled step, found by name.
 struct StepInputs {
   size_t ids = 0, labels = 0;
+  /// BERT's segments and padding mask (encoders only).
+  std::optional<size_t> tokenTypes, attentionMask;
   std::vector<size_t> params;  ///< trained (updated by the step)
   std::vector<size_t> weights; ///< named, neither data nor optimizer state
   std::vector<int64_t> shape(fbl_session *s, size_t index) const {
@@ -261,6 +268,11 @@ StepInputs findInputs(fbl_session *session) {
   StepInputs in;
   check(fbl_session_find_input(session, "input_ids", &in.ids));
   check(fbl_session_find_input(session, "labels", &in.labels));
+  size_t index;
+  if (fbl_session_find_input(session, "token_type_ids", &index) == FBL_OK)
+    in.tokenTypes = index;
+  if (fbl_session_find_input(session, "attention_mask", &index) == FBL_OK)
+    in.attentionMask = index;
   std::set<size_t> updated;
   for (size_t o = 0; o < fbl_session_num_outputs(session); ++o)
     if (int64_t u = fbl_session_output_updates(session, o); u >= 0)
@@ -271,9 +283,10 @@ StepInputs findInputs(fbl_session *session) {
     size_t rank = 0;
     const char *dtype = nullptr;
     int isParam = 0;
-    check(fbl_session_tensor_info(session, 0, i, dims, &rank, &dtype,
-                                  &isParam));
-    if (i == in.ids || i == in.labels || name.empty() ||
+    check(
+        fbl_session_tensor_info(session, 0, i, dims, &rank, &dtype, &isParam));
+    if (i == in.ids || i == in.labels || i == in.tokenTypes ||
+        i == in.attentionMask || name.empty() ||
         fbl_session_input_is_step_count(session, i))
       continue;
     if (isParam)
@@ -376,6 +389,34 @@ void writeMerged(fbl_session *session, const StepInputs &in,
     fbl_safetensors_close(baseFile);
 }
 
+/// BERT's masking of a batch for masked-LM training: each position is
+/// picked with probability 15% (at least one per batch); a picked position's
+/// label is its token, and its input becomes [MASK] (80%), a random token
+/// (10%) or stays (10%). Other labels are kIgnoreIndex.
+void maskTokens(std::mt19937_64 &rng, int64_t maskId, int64_t vocab,
+                std::vector<int64_t> &ids, std::vector<int64_t> &labels) {
+  labels.assign(ids.size(), models::kIgnoreIndex);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::uniform_int_distribution<int64_t> token(0, vocab - 1);
+  bool any = false;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (u(rng) >= 0.15)
+      continue;
+    any = true;
+    labels[i] = ids[i];
+    double r = u(rng);
+    if (r < 0.8)
+      ids[i] = maskId;
+    else if (r < 0.9)
+      ids[i] = token(rng);
+  }
+  if (!any) {
+    size_t i = std::uniform_int_distribution<size_t>(0, ids.size() - 1)(rng);
+    labels[i] = ids[i];
+    ids[i] = maskId;
+  }
+}
+
 std::string formatDuration(double seconds) {
   int64_t s = int64_t(std::llround(std::max(0.0, seconds)));
   if (s >= 3600)
@@ -389,8 +430,8 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "fbl-finetune: fine-tune a decoder LLM on the "
-                              "local OpenCL device\n");
+                              "fbl-finetune: fine-tune a model on the local "
+                              "OpenCL device\n");
   if (!printTokens && modelName.empty())
     die("--model is required (a preset or a config.json)");
   if (!printTokens && saveDir.empty())
@@ -428,6 +469,17 @@ int main(int argc, char **argv) {
     configText = orDie(models::ModelConfig::loadText(modelName));
     config = orDie(models::ModelConfig::parse(configText, modelName));
   }
+  if (haveModel && config.task == models::Task::SequenceClassification)
+    die("'" + modelName +
+        "' is a sequence classifier; fbl-finetune trains language models "
+        "on text (causal-lm, masked-lm): use a BertForMaskedLM config");
+  // Masked-LM training replaces tokens by the model's [MASK].
+  bool masked = haveModel && config.task == models::Task::MaskedLM;
+  if (masked && !printTokens &&
+      (config.maskTokenId < 0 || config.maskTokenId >= config.vocabSize))
+    die("'" + modelName +
+        "' has no mask_token_id in [0, vocab_size): masked-LM training "
+        "needs the id of its [MASK] token in the config");
   if (haveModel && !printTokens && seqLen > config.maxPositions)
     die(formatv("--seq {0} exceeds the model's max_position_embeddings {1}",
                 seqLen.getValue(), config.maxPositions));
@@ -498,7 +550,7 @@ int main(int argc, char **argv) {
   step.configText = configText;
   step.shape = {batchSize, seqLen};
   if (!fullFinetune)
-    step.lora = parseLora(loraSpec);
+    step.lora = parseLora(loraSpec, config.defaultLoraTargets());
   step.policy = policy;
   step.learningRate = learningRate;
   step.target = target;
@@ -507,28 +559,26 @@ int main(int argc, char **argv) {
     check(fbl_target_preset(device.c_str(), preset, sizeof(preset)));
     step.target = preset;
   }
-  step.cacheDir = cacheDir == "none"      ? ""
+  step.cacheDir = cacheDir == "none" ? ""
                   : cacheDir.empty() ? defaultCacheDir()
-                                          : cacheDir.getValue();
-  std::string scratch = step.cacheDir.empty() ? saveDir.getValue()
-                                              : step.cacheDir;
+                                     : cacheDir.getValue();
+  std::string scratch =
+      step.cacheDir.empty() ? saveDir.getValue() : step.cacheDir;
   if (!step.cacheDir.empty())
     (void)sys::fs::create_directories(step.cacheDir);
-  outs() << formatv("model {0}: {1}, {2} layers, hidden {3}, vocab {4}, "
-                    "{5:N} parameters\n",
-                    modelName, config.familyName(), config.numLayers,
-                    config.hiddenSize, config.vocabSize,
+  outs() << formatv("model {0}: {1} ({2}), {3} layers, hidden {4}, vocab "
+                    "{5}, {6:N} parameters\n",
+                    modelName, config.familyName(), config.taskName(),
+                    config.numLayers, config.hiddenSize, config.vocabSize,
                     config.numParameters());
   outs() << formatv("data {0}: {1:N} tokens from {2} file(s), {3}\n", dataPath,
                     data.numTokens(), data.numDocuments(),
                     bpe ? "bpe (" + tokenizerFile + ")"
                         : std::string("byte-level"));
   outs().flush();
-  CompiledStep compiled =
-      orDie(compileStep(config, step, scratch, outs()));
+  CompiledStep compiled = orDie(compileStep(config, step, scratch, outs()));
   if (compiled.fromCache)
-    outs() << "training step: from the cache (" << compiled.bundleDir
-           << ")\n";
+    outs() << "training step: from the cache (" << compiled.bundleDir << ")\n";
   else
     outs() << formatv("training step: compiled in {0:f1} s (policy {1}, "
                       "target {2})\n",
@@ -536,8 +586,7 @@ int main(int argc, char **argv) {
   outs().flush();
 
   fbl_session *session = nullptr;
-  check(fbl_session_open(compiled.bundleDir.c_str(), device.c_str(),
-                         &session));
+  check(fbl_session_open(compiled.bundleDir.c_str(), device.c_str(), &session));
   StepInputs in = findInputs(session);
   int64_t trainable = 0;
   for (size_t p : in.params)
@@ -578,15 +627,16 @@ int main(int argc, char **argv) {
               "initializer\n";
   }
   for (size_t i = 0; i < fbl_session_num_inputs(session); ++i)
-    if (i != in.ids && i != in.labels &&
-        !fbl_session_input_is_step_count(session, i) &&
+    if (i != in.ids && i != in.labels && i != in.tokenTypes &&
+        i != in.attentionMask && !fbl_session_input_is_step_count(session, i) &&
         !fbl_session_input_is_set(session, i))
       die(formatv("input {0} ('{1}') has no value: give --weights", i,
                   fbl_session_input_name(session, i)));
 
   // Resume from the last checkpoint.
   std::string checkpointDir = pathIn(saveDir, "checkpoint");
-  std::string checkpointWeights = pathIn(checkpointDir, "trainable.safetensors");
+  std::string checkpointWeights =
+      pathIn(checkpointDir, "trainable.safetensors");
   std::string checkpointState = pathIn(checkpointDir, "state.json");
   TrainingLog log;
   int64_t firstStep = 1;
@@ -595,10 +645,9 @@ int main(int argc, char **argv) {
     if (!text)
       die("cannot read '" + checkpointState + "'");
     Expected<json::Value> state = json::parse((*text)->getBuffer());
-    std::optional<int64_t> done =
-        state && state->getAsObject()
-            ? state->getAsObject()->getInteger("step")
-            : std::nullopt;
+    std::optional<int64_t> done = state && state->getAsObject()
+                                      ? state->getAsObject()->getInteger("step")
+                                      : std::nullopt;
     if (!done || *done < 0)
       die("'" + checkpointState + "' is not a checkpoint state");
     check(fbl_session_load_weights(session, checkpointWeights.c_str(),
@@ -614,20 +663,19 @@ int main(int argc, char **argv) {
     outs() << formatv("resumed from step {0} ({1})\n", *done, checkpointDir);
   }
 
-  outs() << formatv("training {0}: {1:N} of {2:N} parameters trainable "
-                    "({3}), batch {4} x seq {5}, AdamW lr {6}, device {7}, "
-                    "{8:f1} MiB of device memory\n",
-                    step.lora ? "LoRA adapters" : "all weights", trainable,
-                    config.numParameters(),
-                    step.lora ? formatv("rank {0}, alpha {1}, {2}",
-                                        step.lora->rank,
-                                        format("%g", step.lora->alpha),
-                                        step.lora->targets)
-                                    .str()
-                              : std::string("full fine-tuning"),
-                    batchSize, seqLen, format("%g", learningRate.getValue()),
-                    fbl_session_device_name(session),
-                    fbl_session_device_bytes(session) / (1024.0 * 1024.0));
+  outs() << formatv(
+      "training {0}: {1:N} of {2:N} parameters trainable "
+      "({3}), batch {4} x seq {5}, AdamW lr {6}, device {7}, "
+      "{8:f1} MiB of device memory\n",
+      step.lora ? "LoRA adapters" : "all weights", trainable,
+      config.numParameters(),
+      step.lora ? formatv("rank {0}, alpha {1}, {2}", step.lora->rank,
+                          format("%g", step.lora->alpha), step.lora->targets)
+                      .str()
+                : std::string("full fine-tuning"),
+      batchSize, seqLen, format("%g", learningRate.getValue()),
+      fbl_session_device_name(session),
+      fbl_session_device_bytes(session) / (1024.0 * 1024.0));
   outs().flush();
 
   auto saveCheckpoint = [&](int64_t done) {
@@ -635,27 +683,42 @@ int main(int argc, char **argv) {
       die("cannot create '" + checkpointDir + "': " + ec.message());
     check(fbl_session_save_weights(session, checkpointWeights.c_str(), "",
                                    FBL_WEIGHTS_OPTIMIZER_STATE, "F32"));
-    orDie(writeJson(checkpointState,
-                    json::Object{{"step", done},
-                                 {"model", modelName.getValue()},
-                                 {"seed", int64_t(seed)}}));
+    orDie(
+        writeJson(checkpointState, json::Object{{"step", done},
+                                                {"model", modelName.getValue()},
+                                                {"seed", int64_t(seed)}}));
     orDie(log.writeCsv(pathIn(saveDir, "loss.csv")));
   };
 
-  int64_t every = logEvery > 0 ? logEvery.getValue()
-                               : std::max<int64_t>(1, numSteps / 20);
-  std::vector<int64_t> ids;
+  int64_t every =
+      logEvery > 0 ? logEvery.getValue() : std::max<int64_t>(1, numSteps / 20);
+  std::vector<int64_t> ids, labels;
   double elapsed = 0;
+  // One segment and no padding: every window is text.
+  if (in.tokenTypes) {
+    std::vector<int64_t> zeros(size_t(batchSize * seqLen), 0);
+    check(fbl_session_set_input(session, *in.tokenTypes, zeros.data(),
+                                zeros.size() * sizeof(int64_t)));
+  }
+  if (in.attentionMask) {
+    std::vector<int64_t> ones(size_t(batchSize * seqLen), 1);
+    check(fbl_session_set_input(session, *in.attentionMask, ones.data(),
+                                ones.size() * sizeof(int64_t)));
+  }
   int64_t timedSteps = 0;
   for (int64_t s = firstStep; s <= numSteps; ++s) {
     // The batch of step s depends only on the seed and s, so a resumed run
     // sees the batches an uninterrupted one would have.
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(s));
     data.sample(rng, batchSize, seqLen, ids);
+    if (masked)
+      maskTokens(rng, config.maskTokenId, config.vocabSize, ids, labels);
+    else
+      labels = ids;
     auto start = std::chrono::steady_clock::now();
     size_t bytes = ids.size() * sizeof(int64_t);
     check(fbl_session_set_input(session, in.ids, ids.data(), bytes));
-    check(fbl_session_set_input(session, in.labels, ids.data(), bytes));
+    check(fbl_session_set_input(session, in.labels, labels.data(), bytes));
     check(fbl_session_train_step(session, s, 0));
     float loss = 0;
     check(fbl_session_get_output(session, 0, &loss, sizeof(loss)));
@@ -732,10 +795,10 @@ int main(int argc, char **argv) {
     orDie(writeFileAtomically(pathIn(saveDir, "config.json"), configText));
     written.push_back("config.json");
   }
-  orDie(log.writeSvg(pathIn(saveDir, "loss.svg"),
-                     formatv("{0} {1}: training loss", modelName,
-                             step.lora ? "LoRA" : "full")
-                         .str()));
+  orDie(log.writeSvg(
+      pathIn(saveDir, "loss.svg"),
+      formatv("{0} {1}: training loss", modelName, step.lora ? "LoRA" : "full")
+          .str()));
   written.push_back("loss.csv");
   written.push_back("loss.svg");
   written.push_back("summary.json");
@@ -749,6 +812,7 @@ int main(int argc, char **argv) {
   json::Object summary{
       {"model", modelName.getValue()},
       {"family", config.familyName()},
+      {"task", config.taskName()},
       {"parameters", config.numParameters()},
       {"trainable_parameters", trainable},
       {"mode", step.lora ? "lora" : "full"},

@@ -1,15 +1,17 @@
 //===- fbl-model.cpp - Writes a model's forward training graph ------------===//
 //
-//   fbl-model --model <preset|config.json> [--seq N] [--batch B] [-o M.mlir]
+//   fbl-model --model <preset|config.json> [--seq N] [--batch B]
+//       [--task causal-lm|masked-lm|classification] [-o M.mlir]
 //
-// writes the forward training model (loss of the next-token prediction) of a
-// LLaMA-, Qwen2- or Gemma-style decoder as MLIR, ready for fbl-opt's
-// training pipeline. `--list-presets` prints the bundled configs,
+// writes the forward training model of a LLaMA-, Qwen2- or Gemma-style
+// decoder (loss of the next-token prediction) or of a BERT encoder (masked-LM
+// or sequence-classification loss) as MLIR, ready for fbl-opt's training
+// pipeline. `--list-presets` prints the bundled configs,
 // `--describe` the model's dimensions and parameter count.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fbl/Models/DecoderModel.h"
+#include "fbl/Models/Model.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -38,6 +40,12 @@ static cl::opt<std::string> outputFile("o", cl::cat(category),
 static cl::opt<std::string> funcName("name", cl::cat(category),
                                      cl::desc("Name of the model function"),
                                      cl::init("model"));
+static cl::opt<std::string>
+    taskName("task", cl::cat(category),
+             cl::desc("What the model learns: causal-lm (decoders), masked-lm "
+                      "or classification (BERT); default: the config's "
+                      "architectures"),
+             cl::value_desc("task"));
 static cl::opt<bool> listPresets("list-presets", cl::cat(category),
                                  cl::desc("Print the bundled configs"));
 static cl::opt<bool> printConfig("print-config", cl::cat(category),
@@ -51,6 +59,19 @@ static int fail(const Twine &message) {
 }
 
 static void printDescription(raw_ostream &os, const ModelConfig &c) {
+  if (c.isEncoder()) {
+    os << formatv("family {0} (model_type {1}), {2}, {3} layers, hidden {4}, "
+                  "intermediate {5}, heads {6} (head_dim {7}), vocab {8}, "
+                  "{9} token types{10}, {11:N} parameters\n",
+                  c.familyName(), c.modelType, c.taskName(), c.numLayers,
+                  c.hiddenSize, c.intermediateSize, c.numHeads, c.headDim,
+                  c.vocabSize, c.typeVocabSize,
+                  c.task == Task::SequenceClassification
+                      ? formatv(", {0} labels", c.numLabels).str()
+                      : std::string(),
+                  c.numParameters());
+    return;
+  }
   os << formatv("family {0} (model_type {1}), {2} layers, hidden {3}, "
                 "intermediate {4}, heads {5} (kv {6}, head_dim {7}), vocab "
                 "{8}, {9} embeddings, {10:N} parameters\n",
@@ -80,6 +101,13 @@ int main(int argc, char **argv) {
   Expected<ModelConfig> config = ModelConfig::load(modelName);
   if (!config)
     return fail(toString(config.takeError()));
+  if (!taskName.empty()) {
+    std::optional<Task> task = parseTask(taskName);
+    if (!task)
+      return fail("--task '" + taskName +
+                  "' is not a task (causal-lm, masked-lm, classification)");
+    config->task = *task;
+  }
   if (printConfig) {
     outs() << *ModelConfig::loadText(modelName);
     return 0;
@@ -99,8 +127,7 @@ int main(int argc, char **argv) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  if (failed(
-          buildDecoderModel(*module, *config, {batchSize, seqLen}, funcName)))
+  if (failed(buildModel(*module, *config, {batchSize, seqLen}, funcName)))
     return fail(diagnostic);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the built model does not verify: " +

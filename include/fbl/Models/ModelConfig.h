@@ -1,9 +1,10 @@
 //===- ModelConfig.h - Hugging Face-style model configurations --*- C++ -*-===//
 //
-// The fields of a Hugging Face `config.json` that decide a decoder LLM's
-// training graph, read once here for every builder and tool. Presets are the
-// published configs of real models plus a `tiny` model of each family; they
-// are compiled into the library, so no file or network access is needed.
+// The fields of a Hugging Face `config.json` that decide a model's training
+// graph (decoder LLMs and BERT-style encoders), read once here for every
+// builder and tool. Presets are the published configs of real models plus a
+// `tiny` model of each family; they are compiled into the library, so no
+// file or network access is needed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,16 @@
 
 namespace fbl::models {
 
-/// The decoder families the builder knows, by `model_type`.
-enum class Family { Llama, Qwen2, Gemma };
+/// The families the builder knows, by `model_type`.
+enum class Family { Llama, Qwen2, Gemma, Bert };
+
+/// What the model is trained to predict, from the config's
+/// `architectures` (e.g. `BertForMaskedLM`); tools may override it.
+enum class Task {
+  CausalLM,               ///< next-token cross-entropy (decoders)
+  MaskedLM,               ///< cross-entropy at the labelled positions
+  SequenceClassification, ///< one label per sequence, from the first token
+};
 
 /// Feed-forward activations (`hidden_act` / `hidden_activation`).
 enum class Activation { SiLU, GeluTanh, GeluErf };
@@ -57,6 +66,15 @@ struct ModelConfig {
   double initializerRange = 0.02;
   int64_t bosTokenId = -1;
   int64_t eosTokenId = -1;
+  Task task = Task::CausalLM;
+  // Encoders (BERT).
+  int64_t typeVocabSize = 0; ///< token types (segments)
+  double layerNormEps = 1e-12;
+  int64_t numLabels = 2; ///< classes of sequence classification
+  int64_t padTokenId = -1;
+  int64_t maskTokenId = -1; ///< [MASK]: masked-LM training on raw text
+
+  bool isEncoder() const { return family == Family::Bert; }
 
   /// Parses a `config.json` text; `origin` names it in errors.
   static llvm::Expected<ModelConfig> parse(llvm::StringRef json,
@@ -69,7 +87,17 @@ struct ModelConfig {
   /// Number of parameters of the model (embeddings counted once when tied).
   int64_t numParameters() const;
   llvm::StringRef familyName() const;
+  llvm::StringRef taskName() const;
+  /// The modules LoRA adapts unless told otherwise, as PEFT's defaults per
+  /// model type: the query and value projections.
+  llvm::StringRef defaultLoraTargets() const {
+    return isEncoder() ? "query,value" : "q_proj,v_proj";
+  }
 };
+
+/// Parses a task name as tools take it: causal-lm, masked-lm,
+/// classification.
+std::optional<Task> parseTask(llvm::StringRef name);
 
 /// Names accepted by ModelConfig::load besides paths, e.g. "tinyllama",
 /// "llama-3.2-1b", "tiny-llama".

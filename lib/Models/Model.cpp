@@ -1,0 +1,100 @@
+//===- Model.cpp - The model function of each family ----------------------===//
+//
+// What every family shares: the function's signature (inputs, then the
+// parameters with their names and initializations) and the checks of the
+// training shape against the config; the bodies live with their families.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace fbl::models;
+
+std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
+                                                TrainingShape shape) {
+  std::vector<int64_t> tokens = {shape.batch, shape.seq};
+  if (!c.isEncoder())
+    return {{"input_ids", tokens}, {"labels", tokens}};
+  std::vector<int64_t> labels = c.task == Task::SequenceClassification
+                                    ? std::vector<int64_t>{shape.batch}
+                                    : tokens;
+  return {{"input_ids", tokens},
+          {"token_type_ids", tokens},
+          {"attention_mask", tokens},
+          {"labels", labels}};
+}
+
+std::vector<ParameterInfo>
+fbl::models::modelParameters(const ModelConfig &config) {
+  return config.isEncoder() ? encoderParameters(config)
+                            : decoderParameters(config);
+}
+
+void fbl::models::registerModelDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                  math::MathDialect, tensor::TensorDialect>();
+}
+
+FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
+                                                const ModelConfig &config,
+                                                TrainingShape shape,
+                                                llvm::StringRef name) {
+  int64_t minSeq = config.task == Task::CausalLM ? 2 : 1;
+  if (shape.batch < 1 || shape.seq < minSeq)
+    return module.emitError("model builder: need batch >= 1 and seq >= ")
+           << minSeq
+           << (minSeq == 2 ? " (the loss predicts each next token)" : "")
+           << ", got batch " << shape.batch << " and seq " << shape.seq;
+  if (shape.seq > config.maxPositions)
+    return module.emitError("model builder: seq ")
+           << shape.seq << " exceeds max_position_embeddings "
+           << config.maxPositions;
+  if ((config.task == Task::CausalLM) == config.isEncoder())
+    return module.emitError("model builder: a ")
+           << config.familyName() << " model cannot be trained as "
+           << config.taskName()
+           << (config.isEncoder() ? " (masked-lm or classification)"
+                                  : " (causal-lm)");
+  MLIRContext *ctx = module.getContext();
+  DialectRegistry registry;
+  registerModelDialects(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadAllAvailableDialects();
+
+  OpBuilder b(ctx);
+  Location loc = NameLoc::get(b.getStringAttr(
+      llvm::formatv("{0}({1})", config.familyName(), config.modelType).str()));
+  std::vector<InputInfo> inputs = modelInputs(config, shape);
+  std::vector<ParameterInfo> params = modelParameters(config);
+  SmallVector<Type> argTypes;
+  for (const InputInfo &in : inputs)
+    argTypes.push_back(RankedTensorType::get(in.shape, b.getI64Type()));
+  for (const ParameterInfo &p : params)
+    argTypes.push_back(RankedTensorType::get(p.shape, b.getF32Type()));
+  auto type =
+      b.getFunctionType(argTypes, RankedTensorType::get({}, b.getF32Type()));
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, name, type);
+  for (auto [i, in] : llvm::enumerate(inputs))
+    func.setArgAttr(i, "fbl.name", b.getStringAttr(in.name));
+  for (auto [i, p] : llvm::enumerate(params)) {
+    unsigned a = inputs.size() + i;
+    func.setArgAttr(a, "fbl.param", b.getUnitAttr());
+    func.setArgAttr(a, "fbl.name", b.getStringAttr(p.name));
+    func.setArgAttr(a, "fbl.init", b.getStringAttr(p.init));
+  }
+  if (config.isEncoder())
+    buildEncoderBody(b, loc, config, shape, func);
+  else
+    buildDecoderBody(b, loc, config, shape, func);
+  return func;
+}
