@@ -68,6 +68,13 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# Random convolutions (forms, strides, dilations, padding, kernels) and
+# their gradients against PyTorch autograd (test/lib/conv_vs_torch.py).
+config.substitutions.append(
+    ("%conv_vs_torch",
+     "/usr/bin/python3 {0}/test/lib/conv_vs_torch.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # Random GEMMs (forms, layouts, kernels, tiles) against numpy
 # (test/lib/gemm_property.py).
 config.substitutions.append(

@@ -65,6 +65,7 @@ void mlir::fbl::normalizeImporterForms(func::FuncOp func) {
   math::populateExpansionPatterns(patterns, {"fpowi"});
   patterns.add<FoldTruncatedConstant, ExpandAffineApply>(ctx);
   populateDecomposeAttentionPatterns(patterns);
+  populateDecomposeConvolutionPatterns(patterns);
   arith::populateCeilFloorDivExpandOpsPatterns(patterns);
   // The greedy driver folds arith.truncf/extf of constants on its own.
   GreedyRewriteConfig config;

@@ -91,8 +91,10 @@ LogicalResult mlir::fbl::verifyProjectedPermutationMaps(Operation *root,
            << " is accessed through " << AffineMapAttr::get(map)
            << ", which is not a projected permutation; ";
       if (shifted)
-        diag << "convolution-style index maps (shifted, strided or reversed "
-                "indices) are not supported yet";
+        diag << "an index must be one position loop times a stride plus "
+                "window (reduction) loops and an offset, all non-negative, "
+                "inside the operand (reversed reads, div/mod, two position "
+                "loops in one index and shifted outputs are not supported)";
       else if (constant)
         diag << "a constant index is supported only as 0 into a size-1 "
                 "dimension";

@@ -4,11 +4,33 @@
 // RUN: fbl-opt %s -split-input-file -fbl-autodiff -verify-diagnostics
 // RUN: fbl-opt %s -split-input-file --fbl-training-pipeline="target=pocl-cpu" -verify-diagnostics
 
-// A 1-D convolution: loss = sum_i sum_k x[i+k] w[k] (dw read x through i + k).
-func.func @conv_i_plus_k(%x: tensor<6xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
+// Two position loops in one index: x[i + j] with i and j both kept.
+func.func @two_positions(%x: tensor<6xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 + d1)>, which is not a projected permutation; an index must be one position loop times a stride plus window (reduction) loops and an offset, all non-negative, inside the operand (reversed reads, div/mod, two position loops in one index and shifted outputs are not supported)}}
+  %c = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i + j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : tensor<6xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<4x3xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%c : tensor<4x3xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A window index through mod: x[i + k mod 2].
+func.func @window_mod(%x: tensor<6xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 + d1)>, which is not a projected permutation; convolution-style index maps (shifted, strided or reversed indices) are not supported yet}}
-  %c = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]}
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 + d1 mod 2)>, which is not a projected permutation; an index must be}}
+  %c = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k mod 2)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]}
       ins(%x, %w : tensor<6xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
@@ -27,56 +49,10 @@ func.func @conv_i_plus_k(%x: tensor<6xf32>, %w: tensor<3xf32> {fbl.param}) -> te
 
 // -----
 
-// A strided read x[2 i].
-func.func @strided(%x: tensor<6xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
-  %e = tensor.empty() : tensor<3xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0) -> (d0 * 2)>, which is not a projected permutation; convolution-style index maps (shifted, strided or reversed indices) are not supported yet}}
-  %c = linalg.generic {indexing_maps = [affine_map<(i) -> (i * 2)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
-      ins(%x, %w : tensor<6xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %p = arith.mulf %a, %b : f32
-    %r = arith.addf %acc, %p : f32
-    linalg.yield %r : f32
-  } -> tensor<3xf32>
-  %le = tensor.empty() : tensor<f32>
-  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
-      ins(%c : tensor<3xf32>) outs(%le : tensor<f32>) {
-  ^bb0(%a: f32, %acc: f32):
-    %r = arith.addf %acc, %a : f32
-    linalg.yield %r : f32
-  } -> tensor<f32>
-  return %l : tensor<f32>
-}
-
-// -----
-
-// A shifted read x[i + 1].
-func.func @offset(%x: tensor<4xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
-  %e = tensor.empty() : tensor<3xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0) -> (d0 + 1)>, which is not a projected permutation; convolution-style index maps (shifted, strided or reversed indices) are not supported yet}}
-  %c = linalg.generic {indexing_maps = [affine_map<(i) -> (i + 1)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
-      ins(%x, %w : tensor<4xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %p = arith.mulf %a, %b : f32
-    %r = arith.addf %acc, %p : f32
-    linalg.yield %r : f32
-  } -> tensor<3xf32>
-  %le = tensor.empty() : tensor<f32>
-  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
-      ins(%c : tensor<3xf32>) outs(%le : tensor<f32>) {
-  ^bb0(%a: f32, %acc: f32):
-    %r = arith.addf %acc, %a : f32
-    linalg.yield %r : f32
-  } -> tensor<f32>
-  return %l : tensor<f32>
-}
-
-// -----
-
 // A reversed read x[2 - i].
 func.func @reversed(%x: tensor<3xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
   %e = tensor.empty() : tensor<3xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0) -> (-d0 + 2)>, which is not a projected permutation; convolution-style index maps (shifted, strided or reversed indices) are not supported yet}}
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0) -> (-d0 + 2)>, which is not a projected permutation; an index must be one position loop times a stride plus window (reduction) loops and an offset, all non-negative, inside the operand (reversed reads, div/mod, two position loops in one index and shifted outputs are not supported)}}
   %c = linalg.generic {indexing_maps = [affine_map<(i) -> (-i + 2)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
       ins(%x, %w : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
@@ -145,7 +121,7 @@ func.func @constant_zero_not_unit(%x: tensor<4xf32>, %w: tensor<3xf32> {fbl.para
 // An output written through i + 1.
 func.func @written_shifted(%x: tensor<3xf32>, %w: tensor<3xf32> {fbl.param}) -> tensor<f32> {
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #2 is accessed through affine_map<(d0) -> (d0 + 1)>, which is not a projected permutation; convolution-style index maps (shifted, strided or reversed indices) are not supported yet}}
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #2 is accessed through affine_map<(d0) -> (d0 + 1)>, which is not a projected permutation; an index must be one position loop times a stride plus window (reduction) loops and an offset, all non-negative, inside the operand (reversed reads, div/mod, two position loops in one index and shifted outputs are not supported)}}
   %c = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i + 1)>], iterator_types = ["parallel"]}
       ins(%x, %w : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):

@@ -19,7 +19,10 @@
 //   - constant-0 results of index maps on size-1 dims (keepdim reductions
 //     and their broadcasts) -> projected permutations between reshapes;
 //   - tm_tensor.attention (torch-mlir's scaled dot-product attention) ->
-//     batch matmuls and a row softmax in linalg (DecomposeAttention.cpp).
+//     batch matmuls and a row softmax in linalg (DecomposeAttention.cpp);
+//   - convolutions (named or generic: index maps such as 2 * oh + kh) -> a
+//     chain of generics over strided slices, one per window position
+//     (DecomposeConvolution.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,9 @@ void normalizeImporterForms(func::FuncOp func);
 
 /// The tm_tensor.attention decomposition alone (static f32 shapes).
 void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+
+/// The convolution decomposition alone (static shapes).
+void populateDecomposeConvolutionPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fbl
 

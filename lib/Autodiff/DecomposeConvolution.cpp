@@ -1,0 +1,393 @@
+//===- DecomposeConvolution.cpp - Window loops as strided slices ----------===//
+//
+// A convolution reads its input through index maps such as
+// (n, oh, kh, c) -> (n, 2 * oh + kh, c): a window loop (kh, a reduction)
+// added to an output position. Such maps are not projected permutations, so
+// neither the gradient rules nor the kernels take them. This rewrite fixes
+// each combination of window loop values k and reads, for it, the strided
+// slice input[n, 2 * oh + k, c] (offset k, stride 2): the op becomes a chain
+// of generics over the remaining loops, each with projected-permutation maps
+// and each accumulating into the previous one's result. Any body works (a
+// reduction is folded in no particular order anyway): convolutions of every
+// layout, dilations (k enters with its coefficient), strides, shifted reads
+// (i + 1: no window loop, one generic) and pooling.
+//
+// Where the stride equals the window (non-overlapping patches, as ViT's
+// 16x16 stride-16 embedding), the index s * o + k is a reshape instead:
+// the input dim is expanded into [O, s] and read at (o, k), one op and no
+// chain (PatchesAsReshape, tried first).
+//
+// Refused (left as they are, for the index-map check to report): negative
+// coefficients (reversed reads), two output positions in one index,
+// div/mod, window loops that are not reductions, and more than
+// kMaxWindowPoints window positions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Autodiff/ImporterForms.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Window positions one op may be split into (a 16x16 patch is 256).
+constexpr int64_t kMaxWindowPoints = 1024;
+
+/// An index-map result as coefficients of the loop dims plus a constant.
+struct LinearIndex {
+  SmallVector<int64_t> coeffs;
+  int64_t constant = 0;
+};
+
+std::optional<LinearIndex> linearIndex(AffineExpr e, unsigned numDims) {
+  SmallVector<int64_t> flat;
+  if (failed(getFlattenedAffineExpr(e, numDims, 0, &flat)) ||
+      flat.size() != numDims + 1)
+    return std::nullopt;
+  LinearIndex l;
+  l.coeffs.assign(flat.begin(), flat.begin() + numDims);
+  l.constant = flat.back();
+  return l;
+}
+
+/// The compound index s * o + k with k a reduction loop of extent s
+/// (dilation 1, no offset): (position loop o, window loop k).
+std::optional<std::pair<unsigned, unsigned>>
+patchIndex(AffineExpr e, unsigned numLoops,
+           ArrayRef<utils::IteratorType> iterators, ArrayRef<int64_t> ranges) {
+  std::optional<LinearIndex> l = linearIndex(e, numLoops);
+  if (!l || l->constant != 0)
+    return std::nullopt;
+  std::optional<unsigned> o, k;
+  for (unsigned d = 0; d < numLoops; ++d) {
+    if (l->coeffs[d] == 0)
+      continue;
+    if (l->coeffs[d] == 1 && iterators[d] == utils::IteratorType::reduction &&
+        !k)
+      k = d;
+    else if (!o)
+      o = d;
+    else
+      return std::nullopt;
+  }
+  if (!o || !k || l->coeffs[*o] != ranges[*k])
+    return std::nullopt;
+  return std::make_pair(*o, *k);
+}
+
+struct PatchesAsReshape : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  PatchesAsReshape(MLIRContext *ctx)
+      : OpInterfaceRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1 ||
+        op.hasDynamicShape())
+      return failure();
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    bool any = false;
+    for (OpOperand *in : op.getDpsInputOperands())
+      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults()) {
+        if (isa<AffineDimExpr, AffineConstantExpr>(e))
+          continue;
+        auto patch = patchIndex(e, numLoops, iterators, ranges);
+        if (!patch)
+          return failure();
+        any = true;
+      }
+    if (!any)
+      return failure();
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+        return failure();
+
+    MLIRContext *ctx = op.getContext();
+    Location loc = op.getLoc();
+    SmallVector<Value> ins;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      auto type = dyn_cast<RankedTensorType>(in->get().getType());
+      if (!type || llvm::all_of(map.getResults(), [](AffineExpr e) {
+            return isa<AffineDimExpr, AffineConstantExpr>(e);
+          })) {
+        ins.push_back(in->get());
+        maps.push_back(map);
+        continue;
+      }
+      // Slice each patched dim to O * s, then expand it into [O, s].
+      SmallVector<int64_t> sliced(type.getShape()), expanded;
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<AffineExpr> results;
+      for (auto [r, e] : llvm::enumerate(map.getResults())) {
+        ReassociationIndices group = {int64_t(expanded.size())};
+        if (auto patch = patchIndex(e, numLoops, iterators, ranges)) {
+          auto [o, k] = *patch;
+          sliced[r] = ranges[o] * ranges[k];
+          if (sliced[r] > type.getDimSize(r))
+            return failure(); // reads out of bounds
+          expanded.push_back(ranges[o]);
+          expanded.push_back(ranges[k]);
+          group.push_back(group.front() + 1);
+          results.push_back(getAffineDimExpr(o, ctx));
+          results.push_back(getAffineDimExpr(k, ctx));
+        } else {
+          expanded.push_back(type.getDimSize(r));
+          results.push_back(e);
+        }
+        groups.push_back(group);
+      }
+      Value source = in->get();
+      if (ArrayRef<int64_t>(sliced) != type.getShape()) {
+        SmallVector<OpFoldResult> offsets(type.getRank(),
+                                          rewriter.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes,
+            strides(type.getRank(), rewriter.getIndexAttr(1));
+        for (int64_t v : sliced)
+          sizes.push_back(rewriter.getIndexAttr(v));
+        source = tensor::ExtractSliceOp::create(
+            rewriter, loc, RankedTensorType::get(sliced, type.getElementType()),
+            source, offsets, sizes, strides);
+      }
+      ins.push_back(tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(expanded, type.getElementType()),
+          source, groups));
+      maps.push_back(AffineMap::get(numLoops, 0, results, ctx));
+    }
+    for (OpOperand &init : op.getDpsInitsMutable())
+      maps.push_back(op.getMatchingIndexingMap(&init));
+    auto generic =
+        linalg::GenericOp::create(rewriter, loc, op->getResultTypes(), ins,
+                                  op.getDpsInits(), maps, iterators);
+    Region &region = generic.getRegion();
+    rewriter.cloneRegionBefore(op->getRegion(0), region, region.end());
+    rewriter.replaceOp(op, generic->getResults());
+    return success();
+  }
+};
+
+struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1 ||
+        op.hasDynamicShape())
+      return failure();
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+
+    // Which loops are window loops: reductions inside a compound index.
+    llvm::SmallBitVector window(numLoops);
+    bool anyCompound = false;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      for (AffineExpr e : map.getResults()) {
+        if (isa<AffineDimExpr, AffineConstantExpr>(e))
+          continue;
+        std::optional<LinearIndex> l = linearIndex(e, numLoops);
+        if (!l)
+          return failure();
+        anyCompound = true;
+        int positions = 0;
+        for (unsigned d = 0; d < numLoops; ++d) {
+          if (l->coeffs[d] < 0)
+            return failure();
+          if (l->coeffs[d] == 0)
+            continue;
+          if (iterators[d] == utils::IteratorType::reduction &&
+              !isPositionLoop(op, d))
+            window.set(d);
+          else
+            ++positions;
+        }
+        if (positions > 1 || l->constant < 0)
+          return failure();
+      }
+    }
+    if (!anyCompound)
+      return failure();
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+        return failure();
+    // Each compound index keeps exactly one non-window loop.
+    for (OpOperand *in : op.getDpsInputOperands())
+      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults())
+        if (!isa<AffineDimExpr, AffineConstantExpr>(e)) {
+          LinearIndex l = *linearIndex(e, numLoops);
+          int kept = 0;
+          for (unsigned d = 0; d < numLoops; ++d)
+            kept += l.coeffs[d] != 0 && !window.test(d);
+          if (kept != 1)
+            return failure();
+        }
+    int64_t points = 1;
+    for (unsigned d : window.set_bits()) {
+      points *= ranges[d];
+      if (points > kMaxWindowPoints)
+        return failure();
+    }
+
+    // The loops that stay, renumbered.
+    SmallVector<int64_t> newDim(numLoops, -1);
+    SmallVector<utils::IteratorType> newIterators;
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (!window.test(d)) {
+        newDim[d] = newIterators.size();
+        newIterators.push_back(iterators[d]);
+      }
+    unsigned newLoops = newIterators.size();
+    MLIRContext *ctx = op.getContext();
+    Location loc = op.getLoc();
+    // Reads stay inside every input at the last window position (indices
+    // grow with k): otherwise the op reads out of bounds and is not ours.
+    SmallVector<int64_t> last(numLoops, 0);
+    for (unsigned d : window.set_bits())
+      last[d] = ranges[d] - 1;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (!sliceFor(rewriter, op, in, window, last, newDim, ranges, newLoops,
+                    /*create=*/false)
+               .second)
+        return failure();
+
+    SmallVector<Value> acc(op.getDpsInits());
+    SmallVector<int64_t> k(numLoops, 0);
+    for (int64_t p = 0; p < points; ++p) {
+      // The window position of point p (first window loop slowest).
+      int64_t rest = p;
+      for (unsigned d : llvm::reverse(llvm::to_vector(window.set_bits()))) {
+        k[d] = rest % ranges[d];
+        rest /= ranges[d];
+      }
+      SmallVector<Value> ins;
+      SmallVector<AffineMap> maps;
+      for (OpOperand *in : op.getDpsInputOperands()) {
+        auto [value, map] = sliceFor(rewriter, op, in, window, k, newDim,
+                                     ranges, newLoops, /*create=*/true);
+        ins.push_back(value);
+        maps.push_back(map);
+      }
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        AffineMap m = op.getMatchingIndexingMap(&init);
+        SmallVector<AffineExpr> results;
+        for (AffineExpr e : m.getResults())
+          results.push_back(getAffineDimExpr(
+              newDim[cast<AffineDimExpr>(e).getPosition()], ctx));
+        maps.push_back(AffineMap::get(newLoops, 0, results, ctx));
+      }
+      auto generic = linalg::GenericOp::create(
+          rewriter, loc, op->getResultTypes(), ins, acc, maps, newIterators);
+      // The body, with linalg.index of a window loop its fixed value.
+      IRMapping mapping;
+      Region &region = generic.getRegion();
+      rewriter.cloneRegionBefore(op->getRegion(0), region, region.end(),
+                                 mapping);
+      for (Operation &bodyOp :
+           llvm::make_early_inc_range(region.front().getOperations()))
+        if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+          rewriter.setInsertionPoint(index);
+          uint64_t dim = index.getDim();
+          if (window.test(dim))
+            rewriter.replaceOp(index, arith::ConstantIndexOp::create(
+                                          rewriter, index.getLoc(), k[dim]));
+          else
+            rewriter.replaceOpWithNewOp<linalg::IndexOp>(index, newDim[dim]);
+        }
+      rewriter.setInsertionPointAfter(generic);
+      acc.assign(generic->result_begin(), generic->result_end());
+    }
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+
+private:
+  /// Whether loop `d` is indexed as a plain dim by an output (then it is
+  /// not a window loop even if marked a reduction).
+  static bool isPositionLoop(linalg::LinalgOp op, unsigned d) {
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (op.getMatchingIndexingMap(&init).isFunctionOfDim(d))
+        return true;
+    return false;
+  }
+
+  /// The slice of input `in` read at window position `k` (created when
+  /// `create`), and its index map over the remaining loops; a null map when
+  /// the slice leaves the input.
+  static std::pair<Value, AffineMap>
+  sliceFor(PatternRewriter &rewriter, linalg::LinalgOp op, OpOperand *in,
+           const llvm::SmallBitVector &window, ArrayRef<int64_t> k,
+           ArrayRef<int64_t> newDim, ArrayRef<int64_t> ranges,
+           unsigned newLoops, bool create) {
+    MLIRContext *ctx = op.getContext();
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!type) // a scalar operand: read whole
+      return {in->get(), AffineMap::get(newLoops, 0, {}, ctx)};
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<int64_t> kept;
+    SmallVector<AffineExpr> results;
+    bool whole = true;
+    for (auto [r, e] : llvm::enumerate(map.getResults())) {
+      int64_t dimSize = type.getDimSize(r);
+      int64_t offset = 0, size = dimSize, stride = 1;
+      bool drop = false;
+      if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+        if (window.test(dim.getPosition())) {
+          offset = k[dim.getPosition()];
+          size = 1;
+          drop = true;
+        } else {
+          results.push_back(getAffineDimExpr(newDim[dim.getPosition()], ctx));
+        }
+      } else if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        // Kept as it is: the unit-dim normalization handles it.
+        results.push_back(c);
+      } else {
+        LinearIndex l = *linearIndex(e, op.getNumLoops());
+        offset = l.constant;
+        for (unsigned d = 0; d < l.coeffs.size(); ++d) {
+          if (!l.coeffs[d])
+            continue;
+          if (window.test(d)) {
+            offset += l.coeffs[d] * k[d];
+          } else {
+            size = ranges[d];
+            stride = l.coeffs[d];
+            results.push_back(getAffineDimExpr(newDim[d], ctx));
+          }
+        }
+      }
+      if (offset < 0 || offset + stride * (size - 1) >= dimSize)
+        return {Value(), AffineMap()}; // out of bounds: not ours to fix
+      whole &= !drop && offset == 0 && size == dimSize && stride == 1;
+      offsets.push_back(rewriter.getIndexAttr(offset));
+      sizes.push_back(rewriter.getIndexAttr(size));
+      strides.push_back(rewriter.getIndexAttr(stride));
+      if (!drop)
+        kept.push_back(size);
+    }
+    AffineMap newMap = AffineMap::get(newLoops, 0, results, ctx);
+    if (whole || !create)
+      return {in->get(), newMap};
+    auto sliceType = RankedTensorType::get(kept, type.getElementType());
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, op.getLoc(), sliceType, in->get(), offsets, sizes, strides);
+    return {slice, newMap};
+  }
+};
+
+} // namespace
+
+void mlir::fbl::populateDecomposeConvolutionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<PatchesAsReshape, DecomposeWindowLoops>(patterns.getContext());
+}

@@ -1,0 +1,60 @@
+// Convolutions are read as strided slices before differentiation
+// (lib/Autodiff/DecomposeConvolution.cpp): a 3x3 stride-2 convolution becomes
+// nine generics over strided slices of the input and rank-reduced slices of
+// the filter, each accumulating into the last; non-overlapping patches
+// (stride = window, as ViT's embedding) become a reshape of the input and one
+// generic. test/E2E/convolution.test checks values against PyTorch.
+// RUN: fbl-opt %s -split-input-file -fbl-autodiff | FileCheck %s
+
+// CHECK-LABEL: func.func @conv3x3(
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// CHECK: %[[S0:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 3, 3, 3] [1, 2, 2, 1] : tensor<1x7x7x3xf32> to tensor<1x3x3x3xf32>
+// CHECK: %[[F0:.*]] = tensor.extract_slice %arg1[0, 0, 0, 0] [1, 1, 3, 5] [1, 1, 1, 1] : tensor<3x3x3x5xf32> to tensor<3x5xf32>
+// CHECK: %[[G0:.*]] = linalg.generic {{.*}} ins(%[[S0]], %[[F0]] : {{.*}}) outs(%{{.*}} : tensor<1x3x3x5xf32>)
+// CHECK: tensor.extract_slice %arg0[0, 0, 1, 0] [1, 3, 3, 3] [1, 2, 2, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[G0]] : tensor<1x3x3x5xf32>)
+// CHECK: tensor.extract_slice %arg0[0, 2, 2, 0] [1, 3, 3, 3] [1, 2, 2, 1]
+// CHECK: tensor.extract_slice %arg1[2, 2, 0, 0] [1, 1, 3, 5] [1, 1, 1, 1]
+// CHECK-LABEL: func.func @conv3x3_grad(
+func.func @conv3x3(%x: tensor<1x7x7x3xf32> {fbl.param}, %w: tensor<3x3x3x5xf32> {fbl.param}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3x3x5xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x3x5xf32>) -> tensor<1x3x3x5xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x7x7x3xf32>, tensor<3x3x3x5xf32>) outs(%init : tensor<1x3x3x5xf32>) -> tensor<1x3x3x5xf32>
+  %le = tensor.empty() : tensor<f32>
+  %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<1x3x3x5xf32>) outs(%lz : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = math.tanh %a : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @patches(
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3, 4], [5]] output_shape [1, 2, 4, 2, 4, 3] : tensor<1x8x8x3xf32> into tensor<1x2x4x2x4x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN:.*]], #[[W:.*]], #[[OUT:.*]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %arg1 :
+// CHECK-LABEL: func.func @patches_grad(
+func.func @patches(%x: tensor<1x8x8x3xf32> {fbl.param}, %w: tensor<4x4x3x6xf32> {fbl.param}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x2x6xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x2x6xf32>) -> tensor<1x2x2x6xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<4> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x8x8x3xf32>, tensor<4x4x3x6xf32>) outs(%init : tensor<1x2x2x6xf32>) -> tensor<1x2x2x6xf32>
+  %le = tensor.empty() : tensor<f32>
+  %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<1x2x2x6xf32>) outs(%lz : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = math.tanh %a : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
