@@ -102,8 +102,12 @@ void buildDecoderBody(mlir::OpBuilder &b, mlir::Location loc,
 void buildEncoderBody(mlir::OpBuilder &b, mlir::Location loc,
                       const ModelConfig &c, TrainingShape shape,
                       mlir::func::FuncOp func);
+void buildVisionBody(mlir::OpBuilder &b, mlir::Location loc,
+                     const ModelConfig &c, TrainingShape shape,
+                     mlir::func::FuncOp func);
 std::vector<ParameterInfo> decoderParameters(const ModelConfig &c);
 std::vector<ParameterInfo> encoderParameters(const ModelConfig &c);
+std::vector<ParameterInfo> visionParameters(const ModelConfig &c);
 
 } // namespace fbl::models
 

@@ -18,8 +18,20 @@
 using namespace mlir;
 using namespace fbl::models;
 
+TrainingShape fbl::models::modelShape(const ModelConfig &c,
+                                      TrainingShape shape) {
+  if (c.isVision())
+    shape.seq = c.numPatches() + 1;
+  return shape;
+}
+
 std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
                                                 TrainingShape shape) {
+  if (c.isVision())
+    return {{"pixel_values",
+             {shape.batch, c.numChannels, c.imageSize, c.imageSize},
+             /*isFloat=*/true},
+            {"labels", {shape.batch}}};
   std::vector<int64_t> tokens = {shape.batch, shape.seq};
   if (!c.isEncoder())
     return {{"input_ids", tokens}, {"labels", tokens}};
@@ -34,6 +46,8 @@ std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
 
 std::vector<ParameterInfo>
 fbl::models::modelParameters(const ModelConfig &config) {
+  if (config.isVision())
+    return visionParameters(config);
   return config.isEncoder() ? encoderParameters(config)
                             : decoderParameters(config);
 }
@@ -47,22 +61,29 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
                                                 const ModelConfig &config,
                                                 TrainingShape shape,
                                                 llvm::StringRef name) {
+  shape = modelShape(config, shape);
   int64_t minSeq = config.task == Task::CausalLM ? 2 : 1;
   if (shape.batch < 1 || shape.seq < minSeq)
     return module.emitError("model builder: need batch >= 1 and seq >= ")
            << minSeq
            << (minSeq == 2 ? " (the loss predicts each next token)" : "")
            << ", got batch " << shape.batch << " and seq " << shape.seq;
-  if (shape.seq > config.maxPositions)
+  if (!config.isVision() && shape.seq > config.maxPositions)
     return module.emitError("model builder: seq ")
            << shape.seq << " exceeds max_position_embeddings "
            << config.maxPositions;
-  if ((config.task == Task::CausalLM) == config.isEncoder())
+  bool fits = config.isVision() ? config.task == Task::ImageClassification
+              : config.isEncoder()
+                  ? config.task == Task::MaskedLM ||
+                        config.task == Task::SequenceClassification
+                  : config.task == Task::CausalLM;
+  if (!fits)
     return module.emitError("model builder: a ")
            << config.familyName() << " model cannot be trained as "
            << config.taskName()
-           << (config.isEncoder() ? " (masked-lm or classification)"
-                                  : " (causal-lm)");
+           << (config.isVision()    ? " (image-classification)"
+               : config.isEncoder() ? " (masked-lm or classification)"
+                                    : " (causal-lm)");
   MLIRContext *ctx = module.getContext();
   DialectRegistry registry;
   registerModelDialects(registry);
@@ -76,7 +97,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
   std::vector<ParameterInfo> params = modelParameters(config);
   SmallVector<Type> argTypes;
   for (const InputInfo &in : inputs)
-    argTypes.push_back(RankedTensorType::get(in.shape, b.getI64Type()));
+    argTypes.push_back(RankedTensorType::get(
+        in.shape, in.isFloat ? Type(b.getF32Type()) : b.getI64Type()));
   for (const ParameterInfo &p : params)
     argTypes.push_back(RankedTensorType::get(p.shape, b.getF32Type()));
   auto type =
@@ -92,7 +114,9 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     func.setArgAttr(a, "fbl.name", b.getStringAttr(p.name));
     func.setArgAttr(a, "fbl.init", b.getStringAttr(p.init));
   }
-  if (config.isEncoder())
+  if (config.isVision())
+    buildVisionBody(b, loc, config, shape, func);
+  else if (config.isEncoder())
     buildEncoderBody(b, loc, config, shape, func);
   else
     buildDecoderBody(b, loc, config, shape, func);

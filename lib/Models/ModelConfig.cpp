@@ -125,7 +125,7 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
     if (llvm::Error e = r.takeError())
       return std::move(e);
     return error(origin, "missing field 'model_type' (one of llama, qwen2, "
-                         "gemma, bert)");
+                         "gemma, bert, vit)");
   }
   c.modelType = type->str();
   std::optional<Family> family =
@@ -134,18 +134,22 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
           .Case("qwen2", Family::Qwen2)
           .Case("gemma", Family::Gemma)
           .Case("bert", Family::Bert)
+          .Case("vit", Family::Vit)
           .Default(std::nullopt);
   if (!family)
     return error(origin, "model_type '" + *type +
-                             "' is not supported (llama, qwen2, gemma, bert)");
+                             "' is not supported (llama, qwen2, gemma, bert, "
+                             "vit)");
   c.family = *family;
 
   // The head: the first of `architectures` names it (BertForMaskedLM,
   // BertForSequenceClassification, ...); decoders predict the next token.
-  c.task = c.isEncoder() ? Task::MaskedLM : Task::CausalLM;
+  c.task = c.isVision()    ? Task::ImageClassification
+           : c.isEncoder() ? Task::MaskedLM
+                           : Task::CausalLM;
   if (const llvm::json::Value *a = object->get("architectures"))
     if (const llvm::json::Array *list = a->getAsArray();
-        list && !list->empty() && c.isEncoder())
+        list && !list->empty() && c.family == Family::Bert)
       if (std::optional<StringRef> arch = list->front().getAsString()) {
         if (arch->ends_with("ForSequenceClassification"))
           c.task = Task::SequenceClassification;
@@ -162,7 +166,9 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   c.numLayers = r.integer("num_hidden_layers", std::nullopt);
   c.numHeads = r.integer("num_attention_heads", std::nullopt);
   c.numKeyValueHeads = r.integer("num_key_value_heads", c.numHeads);
-  c.vocabSize = r.integer("vocab_size", std::nullopt);
+  // A vision transformer reads pixels, not tokens.
+  c.vocabSize = r.integer("vocab_size", c.isVision() ? std::optional<int64_t>(1)
+                                                     : std::nullopt);
   c.maxPositions =
       r.integer("max_position_embeddings", c.isEncoder() ? 512 : 2048);
   c.rmsNormEps = r.number("rms_norm_eps", 1e-6);
@@ -173,7 +179,7 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   c.padTokenId = r.tokenId("pad_token_id");
   c.maskTokenId = r.tokenId("mask_token_id");
   if (c.isEncoder()) {
-    c.typeVocabSize = r.integer("type_vocab_size", 2);
+    c.typeVocabSize = c.isVision() ? 0 : r.integer("type_vocab_size", 2);
     c.layerNormEps = r.number("layer_norm_eps", 1e-12);
     // Hugging Face writes the classes as id2label; num_labels when given.
     int64_t labels = 2;
@@ -181,7 +187,7 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
       if (const llvm::json::Object *o = m->getAsObject())
         labels = static_cast<int64_t>(o->size());
     c.numLabels = r.integer("num_labels", labels);
-    if (c.task == Task::SequenceClassification && c.numLabels < 2)
+    if (c.task != Task::MaskedLM && c.numLabels < 2)
       r.fail(llvm::formatv("num_labels is {0}; classification needs at "
                            "least 2 classes (regression is not supported)",
                            c.numLabels));
@@ -191,6 +197,16 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
              "' is not supported (absolute)");
     if (r.boolean("is_decoder", false))
       r.fail("is_decoder = true is not supported (BERT as an encoder)");
+  }
+  if (c.isVision()) {
+    c.imageSize = r.integer("image_size", 224);
+    c.patchSize = r.integer("patch_size", 16);
+    c.numChannels = r.integer("num_channels", 3);
+    c.qkvBias = r.boolean("qkv_bias", true);
+    if (c.imageSize % c.patchSize != 0)
+      r.fail(llvm::formatv("image_size {0} is not a multiple of patch_size "
+                           "{1}",
+                           c.imageSize, c.patchSize));
   }
   // Gemma ties its embeddings unless told otherwise; LLaMA and Qwen2 say it.
   c.tieWordEmbeddings =
@@ -314,6 +330,14 @@ llvm::ArrayRef<StringRef> fbl::models::presetNames() {
 }
 
 int64_t ModelConfig::numParameters() const {
+  if (isVision()) {
+    int64_t h = hiddenSize, in = intermediateSize;
+    int64_t embeddings = h * numChannels * patchSize * patchSize + h + h +
+                         (numPatches() + 1) * h;
+    int64_t attention = 4 * h * h + (qkvBias ? 3 * h : 0) + h;
+    int64_t layer = attention + 2 * (h * in) + in + h + 4 * h;
+    return embeddings + numLayers * layer + 2 * h + numLabels * h + numLabels;
+  }
   if (isEncoder()) {
     int64_t h = hiddenSize, in = intermediateSize;
     int64_t embeddings = (vocabSize + maxPositions + typeVocabSize) * h + 2 * h;
@@ -348,6 +372,8 @@ StringRef ModelConfig::familyName() const {
     return "gemma";
   case Family::Bert:
     return "bert";
+  case Family::Vit:
+    return "vit";
   }
   return "";
 }
@@ -360,6 +386,8 @@ StringRef ModelConfig::taskName() const {
     return "masked-lm";
   case Task::SequenceClassification:
     return "classification";
+  case Task::ImageClassification:
+    return "image-classification";
   }
   return "";
 }
@@ -369,5 +397,6 @@ std::optional<Task> fbl::models::parseTask(StringRef name) {
       .Case("causal-lm", Task::CausalLM)
       .Case("masked-lm", Task::MaskedLM)
       .Case("classification", Task::SequenceClassification)
+      .Case("image-classification", Task::ImageClassification)
       .Default(std::nullopt);
 }

@@ -38,7 +38,7 @@ def _arg(value) -> str:
     return os.fsdecode(_c_path(value, "argument"))
 
 
-_PROGRESS = re.compile(r"^step\s+(\d+)/(\d+)\s+loss (\S+)\s+(\S+) tokens/s\s+(\S+) ms/step")
+_PROGRESS = re.compile(r"^step\s+(\d+)/(\d+)\s+loss (\S+)\s+(\S+) (?:tokens|samples)/s\s+(\S+) ms/step")
 
 
 def build_model(model: str, *, seq: int = 128, batch: int = 1,
@@ -62,6 +62,7 @@ def build_model(model: str, *, seq: int = 128, batch: int = 1,
 def finetune(model: PathLike, data: PathLike, save: PathLike, *,
              weights: Optional[PathLike] = None,
              tokenizer: Optional[PathLike] = None,
+             labels: Optional[PathLike] = None,
              lora: Optional[dict] = None, full: bool = False,
              steps: int = 200, seq: int = 128, batch: int = 4,
              lr: float = 1e-3, policy: str = "fblayout",
@@ -72,7 +73,10 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
              log_every: int = 0,
              callback: Optional[Callable[[int, float, float], None]] = None,
              quiet: bool = True) -> dict:
-    """Fine-tunes `model` on the text in `data` (a file or a folder) and
+    """Fine-tunes `model` on the text in `data` (a file or a folder) — or,
+    for a classifier (ViT, BERT for sequence classification), on the
+    examples of `data` (.npy: images [N, C, S, S] or token ids [N, S]) with
+    the integer labels of `labels` (.npy of N) — and
     writes the adapters (or with full=True the weights) as safetensors,
     loss.csv, loss.svg and summary.json into `save`; returns the summary.
 
@@ -83,7 +87,8 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
 
     lora: {"rank": 8, "alpha": 16, "targets": ["q_proj", "v_proj"],
     "trainable": [...]}; missing keys take fbl-finetune's defaults.
-    callback(step, loss, tokens_per_second) is called on every progress line.
+    callback(step, loss, tokens_per_second) is called on every progress line
+    (samples per second for a classifier).
     Raises fbl.Error with fbl-finetune's one-line message on failure.
     """
     if policy not in POLICIES:
@@ -104,6 +109,8 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
         cmd += ["--weights", _arg(weights)]
     if tokenizer is not None:
         cmd += ["--tokenizer", _arg(tokenizer)]
+    if labels is not None:
+        cmd += ["--labels", _arg(labels)]
     if full:
         cmd.append("--full")
     if lora:

@@ -17,11 +17,12 @@ func.func @no_rule(%x: tensor<4xf32> {fbl.param}) -> tensor<f32> {
 
 // -----
 
-// A 1-D convolution reads its input through i + k.
+// A flipped-kernel correlation reads its input through i - k + 2 (a
+// convolution's own i + k is read as strided slices; a reversed index is not).
 func.func @not_a_projected_permutation(%x: tensor<6xf32> {fbl.param}, %w: tensor<3xf32>) -> tensor<f32> {
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 + d1)>, which is not a projected permutation}}
-  %c = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]}
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'linalg.generic': operand #0 is accessed through affine_map<(d0, d1) -> (d0 - d1 + 2)>, which is not a projected permutation}}
+  %c = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i - k + 2)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]}
       ins(%x, %w : tensor<6xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32

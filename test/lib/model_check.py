@@ -30,6 +30,7 @@ import e2e_check  # noqa: E402
 import gradcheck  # noqa: E402
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
+import vit_reference  # noqa: E402
 
 
 def model_arguments(text):
@@ -89,6 +90,9 @@ def draw_weights(args_info, rng, family):
     weights = {}
     for name, dims, elem, is_param in args_info:
         if elem == "i64":
+            continue
+        if name == "pixel_values":
+            weights[name] = rng.standard_normal(dims).astype(np.float32)
             continue
         if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
             base = 0.0 if family == "gemma" else 1.0
@@ -169,12 +173,13 @@ def main():
             model = lora_model
         info = model_arguments(open(model).read())
         weights = draw_weights(info, rng, config["model_type"])
-        vocab = config["vocab_size"]
+        vocab = config.get("vocab_size", 1)
         ids = rng.integers(0, vocab, size=(args.batch, args.seq))
         labels = ids.copy()
         labels[0, args.seq // 2] = -100  # an ignored position counts for nothing
         labels[-1, -1] = -100
         encoder = config["model_type"] == "bert"
+        vision = config["model_type"] == "vit"
         task = args.task or ("classification" if encoder and any(
             a.endswith("ForSequenceClassification")
             for a in config.get("architectures", [])) else "masked-lm")
@@ -193,16 +198,24 @@ def main():
                 labels[0, 0] = ids[0, 0]
             feeds = {"input_ids": ids, "token_type_ids": types,
                      "attention_mask": mask, "labels": labels}
+        elif vision:
+            labels = rng.integers(0, config.get("num_labels", 2), size=(args.batch,))
+            feeds = {"labels": labels}
         else:
             feeds = {"input_ids": ids, "labels": labels}
-        num_inputs = sum(1 for a in info if a[2] == "i64")
+        num_inputs = sum(1 for a in info if a[2] == "i64" or a[0] == "pixel_values")
 
         lora = None
         if args.lora:
             opts = dict(kv.split("=", 1) for kv in args.lora.split())
             lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
         trainable = {a[0] for a in info if a[3]}
-        if encoder:
+        if vision:
+            trainable.discard("pixel_values")
+            ref_loss, ref_grads = vit_reference.loss_and_grads(
+                config, {k: v for k, v in weights.items() if k != "pixel_values"},
+                weights["pixel_values"], labels, trainable=trainable, lora=lora)
+        elif encoder:
             ref_loss, ref_grads = bert_reference.loss_and_grads(
                 config, weights, feeds, task, trainable=trainable)
         else:

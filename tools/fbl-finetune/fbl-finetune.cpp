@@ -8,7 +8,9 @@
 //
 // Builds the model's forward graph (a decoder LLM learning the next token,
 // or BERT learning masked tokens: 15% of the positions, 80% of those shown
-// as [MASK], 10% as a random token, 10% unchanged), adds LoRA adapters (or
+// as [MASK], 10% as a random token, 10% unchanged; or a classifier — ViT,
+// BERT for sequence classification — learning the labels of --labels for
+// the examples of --data, both .npy), adds LoRA adapters (or
 // trains every weight), compiles the AdamW training step for the local OpenCL
 // device (cached), then streams batches of the text through it, tokenized by
 // the model's tokenizer.json (BPE, Tokenizer.h) or byte by byte, keeping
@@ -20,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ClassData.h"
 #include "CompileStep.h"
 #include "TextData.h"
 #include "Tokenizer.h"
@@ -43,6 +46,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -61,9 +65,17 @@ cl::opt<std::string>
                 cl::desc("Initial weights (safetensors, Hugging Face names)"),
                 cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> dataPath("data",
-                              cl::desc("Training text: a file or a folder"),
+                              cl::desc("Training text: a file or a folder; "
+                                       "for a classifier an .npy of examples "
+                                       "(images [N, C, S, S], token ids "
+                                       "[N, S])"),
                               cl::value_desc("path"), cl::Required,
                               cl::cat(category));
+cl::opt<std::string> labelsPath(
+    "labels",
+    cl::desc("Classifiers: an .npy of N integer labels, one per example "
+             "of --data"),
+    cl::value_desc("file.npy"), cl::cat(category));
 cl::opt<std::string> tokenizerFile(
     "tokenizer",
     cl::desc("The model's Hugging Face tokenizer.json (BPE: byte-level as "
@@ -266,7 +278,9 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 StepInputs findInputs(fbl_session *session) {
   StepInputs in;
-  check(fbl_session_find_input(session, "input_ids", &in.ids));
+  // The examples: token ids, or a vision model's pixels.
+  if (fbl_session_find_input(session, "pixel_values", &in.ids) != FBL_OK)
+    check(fbl_session_find_input(session, "input_ids", &in.ids));
   check(fbl_session_find_input(session, "labels", &in.labels));
   size_t index;
   if (fbl_session_find_input(session, "token_type_ids", &index) == FBL_OK)
@@ -469,10 +483,36 @@ int main(int argc, char **argv) {
     configText = orDie(models::ModelConfig::loadText(modelName));
     config = orDie(models::ModelConfig::parse(configText, modelName));
   }
-  if (haveModel && config.task == models::Task::SequenceClassification)
-    die("'" + modelName +
-        "' is a sequence classifier; fbl-finetune trains language models "
-        "on text (causal-lm, masked-lm): use a BertForMaskedLM config");
+  // A classifier learns labelled examples (.npy), a language model text.
+  bool classify =
+      haveModel && (config.task == models::Task::SequenceClassification ||
+                    config.task == models::Task::ImageClassification);
+  if (classify && labelsPath.empty())
+    die("'" + modelName + "' is " +
+        std::string(config.isVision() ? "an " : "a ") +
+        config.taskName().str() +
+        " model: give --labels (an .npy of N integer labels) and --data "
+        "(an .npy of N examples)");
+  if (!classify && !labelsPath.empty())
+    die("--labels is for classifiers; '" + modelName + "' learns " +
+        config.taskName().str() + " from text");
+  if (classify && printTokens)
+    die("--print-tokens reads text; '" + modelName + "' is a classifier");
+  std::optional<ClassData> examples;
+  if (classify) {
+    ClassData::Expect expect;
+    expect.numLabels = config.numLabels;
+    if (config.isVision()) {
+      expect.isFloat = true;
+      expect.shape = {config.numChannels, config.imageSize, config.imageSize};
+    } else {
+      expect.shape = {-1};
+      expect.maxId = config.vocabSize;
+    }
+    examples = orDie(ClassData::load(dataPath, labelsPath, expect));
+    if (!config.isVision())
+      seqLen = examples->exampleShape()[0];
+  }
   // Masked-LM training replaces tokens by the model's [MASK].
   bool masked = haveModel && config.task == models::Task::MaskedLM;
   if (masked && !printTokens &&
@@ -493,6 +533,7 @@ int main(int argc, char **argv) {
   // Byte-level tokens: the tiny presets' ids 0..255 are bytes; LLaMA-style
   // SentencePiece vocabularies hold the 256 byte-fallback tokens at 3..258.
   ByteTokenizer byteTokenizer;
+  std::optional<TextData> text;
   std::unique_ptr<BpeTokenizer> bpe;
   int64_t bos = configBos;
   if (!tokenizerFile.empty()) {
@@ -509,7 +550,7 @@ int main(int argc, char **argv) {
                   tokenizerFile, bpe->maxId(), config.vocabSize));
     if (configBos >= 0)
       bos = bpe->bosFromTemplate().value_or(configBos);
-  } else if (haveModel) {
+  } else if (haveModel && !classify) {
     byteTokenizer.byteBase = config.vocabSize >= 32000 ? 3 : 0;
     if (byteTokenizer.byteBase + 256 > config.vocabSize)
       die(formatv("the byte tokenizer needs 256 token ids but vocab_size is "
@@ -519,27 +560,28 @@ int main(int argc, char **argv) {
   byteTokenizer.bos = bos;
   std::string tokenizerName =
       bpe ? tokenizerFile.getValue() : std::string("byte-level");
-  TextData data = orDie(
-      TextData::load(dataPath, [&](StringRef text, std::vector<int64_t> &ids) {
-        if (!bpe) {
-          std::vector<int64_t> bytes = byteTokenizer.encode(text);
-          ids.insert(ids.end(), bytes.begin(), bytes.end());
-          return;
-        }
-        if (bos >= 0)
-          ids.push_back(bos);
-        bpe->encode(std::string_view(text.data(), text.size()), ids);
-      }));
+  if (!classify)
+    text = orDie(TextData::load(
+        dataPath, [&](StringRef text, std::vector<int64_t> &ids) {
+          if (!bpe) {
+            std::vector<int64_t> bytes = byteTokenizer.encode(text);
+            ids.insert(ids.end(), bytes.begin(), bytes.end());
+            return;
+          }
+          if (bos >= 0)
+            ids.push_back(bos);
+          bpe->encode(std::string_view(text.data(), text.size()), ids);
+        }));
   if (printTokens) {
-    for (int64_t d = 0; d < data.numDocuments(); ++d) {
-      ArrayRef<int64_t> ids = data.document(d);
+    for (int64_t d = 0; d < text->numDocuments(); ++d) {
+      ArrayRef<int64_t> ids = text->document(d);
       for (size_t i = 0; i < ids.size(); ++i)
         outs() << (i ? " " : "") << ids[i];
       outs() << "\n";
     }
     return 0;
   }
-  if (data.numTokens() < 2)
+  if (text && text->numTokens() < 2)
     die("--data '" + dataPath + "' holds no text");
 
   if (std::error_code ec = sys::fs::create_directories(saveDir))
@@ -566,15 +608,27 @@ int main(int argc, char **argv) {
       step.cacheDir.empty() ? saveDir.getValue() : step.cacheDir;
   if (!step.cacheDir.empty())
     (void)sys::fs::create_directories(step.cacheDir);
-  outs() << formatv("model {0}: {1} ({2}), {3} layers, hidden {4}, vocab "
-                    "{5}, {6:N} parameters\n",
+  outs() << formatv("model {0}: {1} ({2}), {3} layers, hidden {4}, {5}, "
+                    "{6:N} parameters\n",
                     modelName, config.familyName(), config.taskName(),
-                    config.numLayers, config.hiddenSize, config.vocabSize,
+                    config.numLayers, config.hiddenSize,
+                    config.isVision()
+                        ? formatv("{0} labels", config.numLabels).str()
+                        : formatv("vocab {0}", config.vocabSize).str(),
                     config.numParameters());
-  outs() << formatv("data {0}: {1:N} tokens from {2} file(s), {3}\n", dataPath,
-                    data.numTokens(), data.numDocuments(),
-                    bpe ? "bpe (" + tokenizerFile + ")"
-                        : std::string("byte-level"));
+  if (examples) {
+    std::string shape;
+    for (int64_t d : examples->exampleShape())
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    outs() << formatv("data {0}: {1:N} examples of {2} {3}, labels {4}\n",
+                      dataPath, examples->numExamples(), shape,
+                      config.isVision() ? "pixels" : "token ids", labelsPath);
+  } else {
+    outs() << formatv("data {0}: {1:N} tokens from {2} file(s), {3}\n",
+                      dataPath, text->numTokens(), text->numDocuments(),
+                      bpe ? "bpe (" + tokenizerFile + ")"
+                          : std::string("byte-level"));
+  }
   outs().flush();
   CompiledStep compiled = orDie(compileStep(config, step, scratch, outs()));
   if (compiled.fromCache)
@@ -665,7 +719,7 @@ int main(int argc, char **argv) {
 
   outs() << formatv(
       "training {0}: {1:N} of {2:N} parameters trainable "
-      "({3}), batch {4} x seq {5}, AdamW lr {6}, device {7}, "
+      "({3}), batch {4}{5}, AdamW lr {6}, device {7}, "
       "{8:f1} MiB of device memory\n",
       step.lora ? "LoRA adapters" : "all weights", trainable,
       config.numParameters(),
@@ -673,8 +727,10 @@ int main(int argc, char **argv) {
                           format("%g", step.lora->alpha), step.lora->targets)
                       .str()
                 : std::string("full fine-tuning"),
-      batchSize, seqLen, format("%g", learningRate.getValue()),
-      fbl_session_device_name(session),
+      batchSize,
+      config.isVision() ? std::string()
+                        : formatv(" x seq {0}", seqLen.getValue()).str(),
+      format("%g", learningRate.getValue()), fbl_session_device_name(session),
       fbl_session_device_bytes(session) / (1024.0 * 1024.0));
   outs().flush();
 
@@ -693,6 +749,10 @@ int main(int argc, char **argv) {
   int64_t every =
       logEvery > 0 ? logEvery.getValue() : std::max<int64_t>(1, numSteps / 20);
   std::vector<int64_t> ids, labels;
+  std::vector<uint8_t> batchBytes;
+  // Throughput counts tokens of text, or examples of a classifier.
+  int64_t unitsPerStep = examples ? batchSize.getValue() : batchSize * seqLen;
+  StringRef unit = examples ? "samples" : "tokens";
   double elapsed = 0;
   // One segment and no padding: every window is text.
   if (in.tokenTypes) {
@@ -710,15 +770,33 @@ int main(int argc, char **argv) {
     // The batch of step s depends only on the seed and s, so a resumed run
     // sees the batches an uninterrupted one would have.
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(s));
-    data.sample(rng, batchSize, seqLen, ids);
-    if (masked)
-      maskTokens(rng, config.maskTokenId, config.vocabSize, ids, labels);
-    else
-      labels = ids;
     auto start = std::chrono::steady_clock::now();
-    size_t bytes = ids.size() * sizeof(int64_t);
-    check(fbl_session_set_input(session, in.ids, ids.data(), bytes));
-    check(fbl_session_set_input(session, in.labels, labels.data(), bytes));
+    if (examples) {
+      examples->sample(rng, batchSize, batchBytes, labels);
+      check(fbl_session_set_input(session, in.ids, batchBytes.data(),
+                                  batchBytes.size()));
+      if (in.attentionMask) {
+        // Padding (the config's pad_token_id) is not attended to.
+        std::vector<int64_t> mask(batchBytes.size() / sizeof(int64_t));
+        for (size_t i = 0; i < mask.size(); ++i) {
+          int64_t id;
+          std::memcpy(&id, batchBytes.data() + i * sizeof(int64_t), sizeof(id));
+          mask[i] = id != config.padTokenId;
+        }
+        check(fbl_session_set_input(session, *in.attentionMask, mask.data(),
+                                    mask.size() * sizeof(int64_t)));
+      }
+    } else {
+      text->sample(rng, batchSize, seqLen, ids);
+      if (masked)
+        maskTokens(rng, config.maskTokenId, config.vocabSize, ids, labels);
+      else
+        labels = ids;
+      check(fbl_session_set_input(session, in.ids, ids.data(),
+                                  ids.size() * sizeof(int64_t)));
+    }
+    check(fbl_session_set_input(session, in.labels, labels.data(),
+                                labels.size() * sizeof(int64_t)));
     check(fbl_session_train_step(session, s, 0));
     float loss = 0;
     check(fbl_session_get_output(session, 0, &loss, sizeof(loss)));
@@ -729,8 +807,7 @@ int main(int argc, char **argv) {
       elapsed += ms;
       ++timedSteps;
     }
-    double tokensPerSecond = batchSize * seqLen / (ms / 1000.0);
-    log.add({s, loss, ms, tokensPerSecond});
+    log.add({s, loss, ms, unitsPerStep / (ms / 1000.0)});
     if (s == firstStep) {
       // The first step also builds the OpenCL program (or loads it from
       // the driver's cache) and uploads every input.
@@ -740,10 +817,10 @@ int main(int argc, char **argv) {
       outs().flush();
     } else if (s % every == 0 || s == numSteps) {
       double meanMs = elapsed / timedSteps;
-      outs() << formatv("step {0,5}/{1}  loss {2:f4}  {3,8:f0} tokens/s  "
-                        "{4,8:f1} ms/step  ETA {5}\n",
-                        s, numSteps, loss,
-                        batchSize * seqLen / (meanMs / 1000.0), meanMs,
+      outs() << formatv("step {0,5}/{1}  loss {2:f4}  {3,8:f0} {4}/s  "
+                        "{5,8:f1} ms/step  ETA {6}\n",
+                        s, numSteps, loss, unitsPerStep / (meanMs / 1000.0),
+                        unit, meanMs,
                         formatDuration((numSteps - s) * meanMs / 1000.0));
       outs().flush();
     }
@@ -821,8 +898,7 @@ int main(int argc, char **argv) {
       {"seq", seqLen.getValue()},
       {"learning_rate", learningRate.getValue()},
       {"policy", policy.getValue()},
-      {"tokenizer", tokenizerName},
-      {"data_tokens", data.numTokens()},
+      {"tokenizer", examples ? std::string("none") : tokenizerName},
       {"target", step.target},
       {"device", fbl_session_device_name(session)},
       {"device_bytes", fbl_session_device_bytes(session)},
@@ -832,9 +908,13 @@ int main(int argc, char **argv) {
       {"final_loss", lastLoss},
       {"min_loss", minLoss},
       {"median_step_ms", medianMs},
-      {"tokens_per_second",
-       medianMs > 0 ? batchSize * seqLen / (medianMs / 1000.0) : 0.0},
+      {(unit + "_per_second").str(),
+       medianMs > 0 ? unitsPerStep / (medianMs / 1000.0) : 0.0},
       {"outputs", std::move(written)}};
+  if (examples)
+    summary["data_examples"] = examples->numExamples();
+  else
+    summary["data_tokens"] = text->numTokens();
   if (step.lora)
     summary["lora"] = json::Object{{"rank", step.lora->rank},
                                    {"alpha", step.lora->alpha},

@@ -59,6 +59,17 @@ static int fail(const Twine &message) {
 }
 
 static void printDescription(raw_ostream &os, const ModelConfig &c) {
+  if (c.isVision()) {
+    os << formatv("family {0} (model_type {1}), {2}, {3} layers, hidden {4}, "
+                  "intermediate {5}, heads {6} (head_dim {7}), {8}x{8} "
+                  "images of {9} channels in {10} patches of {11}x{11}, {12} "
+                  "labels, {13:N} parameters\n",
+                  c.familyName(), c.modelType, c.taskName(), c.numLayers,
+                  c.hiddenSize, c.intermediateSize, c.numHeads, c.headDim,
+                  c.imageSize, c.numChannels, c.numPatches(), c.patchSize,
+                  c.numLabels, c.numParameters());
+    return;
+  }
   if (c.isEncoder()) {
     os << formatv("family {0} (model_type {1}), {2}, {3} layers, hidden {4}, "
                   "intermediate {5}, heads {6} (head_dim {7}), vocab {8}, "
@@ -140,7 +151,8 @@ int main(int argc, char **argv) {
     return fail(error);
   out->os() << "// " << modelName << ": ";
   printDescription(out->os(), *config);
-  out->os() << "// batch " << batchSize << ", seq " << seqLen << "\n";
+  TrainingShape shape = modelShape(*config, {batchSize, seqLen});
+  out->os() << "// batch " << shape.batch << ", seq " << shape.seq << "\n";
   module->print(out->os());
   out->os().flush();
   if (out->os().has_error()) {

@@ -13,8 +13,12 @@
 //     input_ids, token_type_ids, attention_mask (1: attend, 0: padding) —
 //     each [B, S] — and labels ([B, S] for masked LM, [B] for
 //     classification).
+//   ViT: the cross-entropy of an image classifier over the class token;
+//     inputs pixel_values [B, C, S, S] (f32) and labels [B]. The training
+//     shape's seq is the number of patches plus one (the class token).
 //
-// The inputs (i64, attribute `fbl.name`) come first, then the parameters in
+// The inputs (token ids and labels i64, pixels f32; attribute `fbl.name`)
+// come first, then the parameters in
 // Hugging Face state-dict order, each with `fbl.param`, `fbl.name` (the
 // Hugging Face tensor name) and `fbl.init`.
 //
@@ -55,15 +59,20 @@ struct ParameterInfo {
   std::string init;
 };
 
-/// One i64 input of a model (token ids, types, masks, labels).
+/// One input of a model (token ids, types, masks, labels: i64; pixels:
+/// f32).
 struct InputInfo {
   std::string name;
   std::vector<int64_t> shape;
+  bool isFloat = false;
 };
 
 /// The model's inputs in argument order.
 std::vector<InputInfo> modelInputs(const ModelConfig &config,
                                    TrainingShape shape);
+/// `shape` as the model sees it: a vision model's seq is its patches plus
+/// the class token, whatever was asked.
+TrainingShape modelShape(const ModelConfig &config, TrainingShape shape);
 /// The model's parameters in argument order (after the inputs).
 std::vector<ParameterInfo> modelParameters(const ModelConfig &config);
 

@@ -22,7 +22,7 @@
 namespace fbl::models {
 
 /// The families the builder knows, by `model_type`.
-enum class Family { Llama, Qwen2, Gemma, Bert };
+enum class Family { Llama, Qwen2, Gemma, Bert, Vit };
 
 /// What the model is trained to predict, from the config's
 /// `architectures` (e.g. `BertForMaskedLM`); tools may override it.
@@ -30,6 +30,7 @@ enum class Task {
   CausalLM,               ///< next-token cross-entropy (decoders)
   MaskedLM,               ///< cross-entropy at the labelled positions
   SequenceClassification, ///< one label per sequence, from the first token
+  ImageClassification,    ///< one label per image, from the class token
 };
 
 /// Feed-forward activations (`hidden_act` / `hidden_activation`).
@@ -70,11 +71,22 @@ struct ModelConfig {
   // Encoders (BERT).
   int64_t typeVocabSize = 0; ///< token types (segments)
   double layerNormEps = 1e-12;
-  int64_t numLabels = 2; ///< classes of sequence classification
+  int64_t numLabels = 2; ///< classes of a classifier
   int64_t padTokenId = -1;
   int64_t maskTokenId = -1; ///< [MASK]: masked-LM training on raw text
+  // Vision transformers (ViT).
+  int64_t imageSize = 0, patchSize = 0, numChannels = 3;
+  bool qkvBias = true;
 
-  bool isEncoder() const { return family == Family::Bert; }
+  /// Encoders attend both ways and train no causal LM.
+  bool isEncoder() const {
+    return family == Family::Bert || family == Family::Vit;
+  }
+  bool isVision() const { return family == Family::Vit; }
+  /// Patches of an image (ViT), its class token excluded.
+  int64_t numPatches() const {
+    return isVision() ? (imageSize / patchSize) * (imageSize / patchSize) : 0;
+  }
 
   /// Parses a `config.json` text; `origin` names it in errors.
   static llvm::Expected<ModelConfig> parse(llvm::StringRef json,

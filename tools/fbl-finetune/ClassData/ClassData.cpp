@@ -1,0 +1,112 @@
+//===- ClassData.cpp - Labelled examples for fine-tuning a classifier -----===//
+
+#include "ClassData.h"
+
+#include "Npy.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <stdexcept>
+
+using namespace fbl::finetune;
+
+static llvm::Error fail(const std::string &what, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 (what + ": " + why).str());
+}
+
+static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") +
+         (shape[i] < 0 ? std::string("any") : std::to_string(shape[i]));
+  return s + "]";
+}
+
+llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
+                                          const std::string &labelsPath,
+                                          const Expect &expect) {
+  std::string dataWhat = "--data '" + dataPath + "'",
+              labelsWhat = "--labels '" + labelsPath + "'";
+  npy::Array data, labels;
+  try {
+    data = npy::read(dataPath);
+  } catch (const std::exception &e) {
+    return fail(dataWhat, e.what());
+  }
+  try {
+    labels = npy::read(labelsPath);
+  } catch (const std::exception &e) {
+    return fail(labelsWhat, e.what());
+  }
+  std::vector<int64_t> want = {-1};
+  want.insert(want.end(), expect.shape.begin(), expect.shape.end());
+  bool shapeOk = data.shape.size() == want.size();
+  for (size_t i = 0; shapeOk && i < want.size(); ++i)
+    shapeOk = data.shape[i] >= 1 && (want[i] < 0 || data.shape[i] == want[i]);
+  if (!shapeOk)
+    return fail(dataWhat, "shape " + shapeText(data.shape) + ", expected " +
+                              shapeText(want) + " (examples first)");
+  if (expect.isFloat ? data.dtype != "f32"
+                     : data.dtype != "i64" && data.dtype != "i32")
+    return fail(dataWhat, "holds " + data.dtype + "; expected " +
+                              (expect.isFloat ? "floats (pixel values)"
+                                              : "integers (token ids)"));
+  if (labels.shape.size() != 1 || labels.shape[0] != data.shape[0])
+    return fail(labelsWhat,
+                llvm::formatv("shape {0}, expected [{1}] (a label per example)",
+                              shapeText(labels.shape), data.shape[0]));
+  if (labels.dtype != "i64" && labels.dtype != "i32")
+    return fail(labelsWhat, "holds " + labels.dtype + "; expected integers");
+
+  auto integers = [](const npy::Array &a) {
+    std::vector<int64_t> v(a.data.size() / (a.dtype == "i64" ? 8 : 4));
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (a.dtype == "i64") {
+        std::memcpy(&v[i], a.data.data() + 8 * i, 8);
+      } else {
+        int32_t x;
+        std::memcpy(&x, a.data.data() + 4 * i, 4);
+        v[i] = x;
+      }
+    }
+    return v;
+  };
+  ClassData d;
+  d.labels = integers(labels);
+  for (size_t i = 0; i < d.labels.size(); ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= expect.numLabels)
+      return fail(labelsWhat,
+                  llvm::formatv("label {0} of example {1} is outside [0, {2})",
+                                d.labels[i], i, expect.numLabels));
+  d.shape.assign(data.shape.begin() + 1, data.shape.end());
+  if (expect.isFloat) {
+    d.examples = std::move(data.data);
+  } else {
+    std::vector<int64_t> ids = integers(data);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= expect.maxId)
+        return fail(dataWhat,
+                    llvm::formatv("token id {0} at {1} is outside [0, {2})",
+                                  ids[i], i, expect.maxId));
+    d.examples.resize(ids.size() * 8);
+    std::memcpy(d.examples.data(), ids.data(), d.examples.size());
+  }
+  d.exampleBytes = d.examples.size() / d.labels.size();
+  return d;
+}
+
+void ClassData::sample(std::mt19937_64 &rng, int64_t batch,
+                       std::vector<uint8_t> &bytes,
+                       std::vector<int64_t> &batchLabels) const {
+  std::uniform_int_distribution<size_t> pick(0, labels.size() - 1);
+  bytes.resize(size_t(batch) * exampleBytes);
+  batchLabels.resize(size_t(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    size_t i = pick(rng);
+    std::memcpy(bytes.data() + b * exampleBytes,
+                examples.data() + i * exampleBytes, exampleBytes);
+    batchLabels[b] = labels[i];
+  }
+}
