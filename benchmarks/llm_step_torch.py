@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch eager reference of an fbl-model training step: the same model
 (test/lib/llm_reference.py for decoders, bert_reference.py for BERT's
-masked-LM; implementations independent of fbl), fp32
+masked-LM, vit_reference.py for ViT; implementations independent of fbl),
+fp32
 with TF32 off, AdamW (fused where this PyTorch has it), random weights of
 the model's parameter shapes; prints the median step time of CUDA events,
 tokens/s and the peak of allocated CUDA memory.
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "lib"))
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
+import vit_reference  # noqa: E402
 
 
 def main():
@@ -57,7 +59,15 @@ def main():
     vocab = config["vocab_size"]
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
-    if config["model_type"] == "bert":
+    if config["model_type"] == "vit":
+        size, channels = config.get("image_size", 224), config.get("num_channels", 3)
+        pixels = torch.randn((args.batch, channels, size, size), generator=gen).to(args.device)
+        classes = torch.randint(0, config.get("num_labels", 2), (args.batch,),
+                                generator=gen).to(args.device)
+
+        def model_loss():
+            return vit_reference.forward_loss(config, w, pixels, classes, lora)
+    elif config["model_type"] == "bert":
         # Masked LM: one segment, no padding, 15% of the positions labelled.
         types = torch.zeros_like(ids)
         mask = torch.ones_like(ids)

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 MODELS = ["tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b", "gemma-2b",
-          "bert-base-uncased"]
+          "bert-base-uncased", "vit-base-patch16-224"]
 TARGETS = ["adreno-a740", "mali-g710", "nvidia-h200"]
 LORA = "rank=8 alpha=16 targets={}"
 
@@ -35,7 +35,7 @@ def lora_options(fbl_bin, name):
     """PEFT's default adapters: q_proj,v_proj, for BERT query,value."""
     config = json.loads(run([os.path.join(fbl_bin, "fbl-model"), "--model", name,
                              "--print-config"]).stdout)
-    return LORA.format("query,value" if config["model_type"] == "bert"
+    return LORA.format("query,value" if config["model_type"] in ("bert", "vit")
                        else "q_proj,v_proj")
 GIB = float(1 << 30)
 

@@ -2,7 +2,7 @@
 # Stages the bundled real configs, every layer and the real vocabulary, for
 # the device into .device/stage/real (git-ignored; the device call carries
 # .device): for each model a LoRA step (rank 8 on the query and value
-# projections: q_proj,v_proj, or query,value for BERT) and a
+# projections: q_proj,v_proj, or query,value for BERT and ViT) and a
 # full fine-tuning step, AdamW, policy fblayout, compiled for TARGET; the
 # config and the weight list for the PyTorch reference. Bundles travel as
 # .tar.xz (a 22-layer step's kernels.cl compresses 20-fold). TARGET is a
@@ -29,7 +29,7 @@ for name in "${models[@]}"; do
   "$build/bin/fbl-model" --model "$name" --print-config > "$tmp/config.json"
   "$build/bin/fbl-model" --model "$name" --seq "$seq" --batch "$batch" -o "$tmp/full.mlir"
   targets=q_proj,v_proj
-  grep -q '"model_type": "bert"' "$tmp/config.json" && targets=query,value
+  grep -qE '"model_type": "(bert|vit)"' "$tmp/config.json" && targets=query,value
   lora="rank=8 alpha=16 targets=$targets"
   "$build/bin/fbl-opt" "$tmp/full.mlir" --fbl-insert-lora="$lora" -o "$tmp/lora.mlir"
   for mode in lora full; do
@@ -41,7 +41,8 @@ import json, sys
 sys.path.insert(0, "test/lib")
 import model_check
 text = open(sys.argv[1]).read()
-json.dump([[n, d, p] for n, d, e, p in model_check.model_arguments(text) if e != "i64"],
+json.dump([[n, d, p] for n, d, e, p in model_check.model_arguments(text)
+           if e != "i64" and n != "pixel_values"],
           open(sys.argv[2], "w"))
 PY
     start=$(date +%s.%N)

@@ -28,6 +28,11 @@ render=$build/bin/fbl-render-layout
 # map repeats): the R-Tile fblayout stores it in, the baselines' layout.
 "$render" 16 16 rtile:4x4:1:x:row channel_packed:1 \
   > "$out/images/attention-wo-tiles.svg"
+# One [W, C] plane of an NHWC activation (8 positions, 8 channels): packed
+# along the channels (the mobile convention, what fbl chose for the 3x3
+# convolution of docs/Convolutions.md) and along the positions.
+"$render" 8 8 channel_packed:1 channel_packed:0 \
+  > "$out/images/conv-nhwc-plane.svg"
 cp "$build/docs/Dialects/FBLDialect.md" "$out/reference/FBLDialect.md"
 cp "$build/docs/FBLPasses.md" "$out/reference/FBLPasses.md"
 cp "$build/docs/Dialects/TMTensorDialect.md" "$out/reference/TMTensorDialect.md"
@@ -35,7 +40,8 @@ cp "$build/docs/Dialects/TMTensorDialect.md" "$out/reference/TMTensorDialect.md"
 if [ $check -eq 1 ]; then
   status=0
   for f in images/layouts-8x8.svg images/rtile-transpose-view.svg \
-           images/rtile-padding-6x10.svg reference/FBLDialect.md \
+           images/rtile-padding-6x10.svg images/conv-nhwc-plane.svg \
+           reference/FBLDialect.md \
            reference/FBLPasses.md reference/TMTensorDialect.md; do
     if ! cmp -s "$out/$f" "$root/docs/$f"; then
       echo "docs/$f is stale: run scripts/gen-docs.sh"
