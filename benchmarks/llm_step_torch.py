@@ -56,7 +56,7 @@ def main():
             t = t + 1.0
         w[name] = t.to(args.device).requires_grad_(trainable)
     trained = [t for t in w.values() if t.requires_grad]
-    vocab = config["vocab_size"]
+    vocab = config.get("vocab_size", 2)
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     if config["model_type"] == "vit":

@@ -108,9 +108,10 @@ std::optional<GemmMatch> matchGemm(linalg::LinalgOp op, OperandLayouts layouts);
 std::optional<GemmMatch> matchGemm(linalg::LinalgOp op);
 
 /// The work-group tile of the local-tiled kernel for `g` on `target`: the
-/// target's gemm_tile where `g`'s sizes divide into it, else the default
-/// tile where they divide into that; none when `target` does not ask for
-/// local tiling or neither fits (the register-tiled kernel).
+/// first of the target's gemm_tile, the default tile, and each of those
+/// with one block per work-item, that `g`'s sizes divide into; none when
+/// `target` does not ask for local tiling or none fits (the register-tiled
+/// kernel).
 std::optional<::fbl::target::GemmTile> localGemmTile(const GemmMatch &g,
                                                      TargetAttr target);
 
