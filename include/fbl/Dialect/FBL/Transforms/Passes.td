@@ -282,7 +282,10 @@ def FBLSplitReductionsPass
     Likewise a reduction of few rows (at most `max-rows` iterations of its
     parallel loops) along one long loop (at least `min-row-length`): each
     row would be one work-item walking the whole row, one access after
-    another. The row loop of N iterations becomes C chunks of N / C (C the
+    another. A LayerNorm's weight gradient is such a reduction: 768 columns
+    summed over ViT-base's 6304 tokens were 192 work-items walking 6304
+    texels, 1.37 ms each on the H200 (24 per step); split, the full ViT
+    step went from 256 to 194 ms. The row loop of N iterations becomes C chunks of N / C (C the
     largest divisor of N up to sqrt(N) that leaves chunks of a multiple of
     4); the inputs it indexes are expanded (`tensor.expand_shape`) to
     [..., C, N / C, ...], a first generic reduces each chunk into
@@ -303,7 +306,7 @@ def FBLSplitReductionsPass
   let options = [
     Option<"minElements", "min-elements", "int64_t", /*default=*/"1024",
            "Split reductions to a scalar of at least this many iterations">,
-    Option<"minRowLength", "min-row-length", "int64_t", /*default=*/"8192",
+    Option<"minRowLength", "min-row-length", "int64_t", /*default=*/"2048",
            "Split row reductions whose row is at least this long">,
     Option<"minPartialRowLength", "min-partial-row-length", "int64_t",
            /*default=*/"512",
