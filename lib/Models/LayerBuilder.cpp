@@ -56,6 +56,7 @@ Value LayerBuilder::embedding(Value ids, Value table, double scale) {
   Value flat = tensor::CollapseShapeOp::create(
       b, loc, ids, ArrayRef<ReassociationIndices>{{0, 1}});
   int64_t h = cast<RankedTensorType>(table.getType()).getDimSize(1);
+  int64_t tokens = cast<RankedTensorType>(flat.getType()).getDimSize(0);
   AffineExpr n = b.getAffineDimExpr(0);
   return generic(tensor({tokens, h}), ValueRange{flat}, empty({tokens, h}),
                  {map(2, {n}), identity(2)}, parallel(2),
@@ -243,12 +244,13 @@ Value LayerBuilder::crossEntropy(Value lg, Value lb) {
 }
 
 Value LayerBuilder::splitHeads(Value x, int64_t heads) {
-  // [N, heads * D] -> [B, S, heads, D] -> [B, heads, S, D]
-  int64_t hd = c.headDim;
+  // [B * S, heads * D] -> [B, S, heads, D] -> [B, heads, S, D]
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t len = type.getDimSize(0) / batch, hd = type.getDimSize(1) / heads;
   Value x4 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, seq, heads, hd}), x,
+      b, loc, tensor({batch, len, heads, hd}), x,
       ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
-  return linalg::TransposeOp::create(b, loc, x4, empty({batch, heads, seq, hd}),
+  return linalg::TransposeOp::create(b, loc, x4, empty({batch, heads, len, hd}),
                                      ArrayRef<int64_t>{0, 2, 1, 3})
       .getResult()[0];
 }
@@ -260,36 +262,40 @@ Value LayerBuilder::flattenHeads(Value x) {
 
 Value LayerBuilder::attentionScores(Value q, Value k) {
   auto type = cast<RankedTensorType>(q.getType());
-  int64_t bh = type.getDimSize(0);
+  int64_t bh = type.getDimSize(0), lq = type.getDimSize(1);
+  int64_t lk = cast<RankedTensorType>(k.getType()).getDimSize(1);
   AffineExpr bd = b.getAffineDimExpr(0), m = b.getAffineDimExpr(1),
              n = b.getAffineDimExpr(2), kk = b.getAffineDimExpr(3);
   ArrayAttr maps = b.getAffineMapArrayAttr(
       {map(4, {bd, m, kk}), map(4, {bd, n, kk}), map(4, {bd, m, n})});
   return linalg::BatchMatmulOp::create(b, loc, ValueRange{q, k},
-                                       ValueRange{filled({bh, seq, seq}, 0.0)},
+                                       ValueRange{filled({bh, lq, lk}, 0.0)},
                                        {b.getNamedAttr("indexing_maps", maps)})
       .getResult(0);
 }
 
 Value LayerBuilder::attentionOutput(Value scores, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
-  int64_t bh = type.getDimSize(0), hd = type.getDimSize(2);
-  Value probs = linalg::SoftmaxOp::create(b, loc, TypeRange{scores.getType()},
-                                          scores, empty({bh, seq, seq}), 2)
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  int64_t bh = type.getDimSize(0), hd = type.getDimSize(2),
+          lq = scoresType.getDimSize(1), lk = scoresType.getDimSize(2);
+  Value probs = linalg::SoftmaxOp::create(b, loc, TypeRange{scoresType},
+                                          scores, empty({bh, lq, lk}), 2)
                     .getResult()[0];
   return linalg::BatchMatmulOp::create(b, loc, ValueRange{probs, v},
-                                       ValueRange{filled({bh, seq, hd}, 0.0)})
+                                       ValueRange{filled({bh, lq, hd}, 0.0)})
       .getResult(0);
 }
 
 Value LayerBuilder::mergeHeads(Value o, int64_t heads) {
   // [B*H, S, D] -> [B, H, S, D] -> [B, S, H, D] -> [N, H*D].
-  int64_t hd = cast<RankedTensorType>(o.getType()).getDimSize(2);
+  auto type = cast<RankedTensorType>(o.getType());
+  int64_t len = type.getDimSize(1), hd = type.getDimSize(2);
   Value o4 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, heads, seq, hd}), o,
+      b, loc, tensor({batch, heads, len, hd}), o,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
   Value ot =
-      linalg::TransposeOp::create(b, loc, o4, empty({batch, seq, heads, hd}),
+      linalg::TransposeOp::create(b, loc, o4, empty({batch, len, heads, hd}),
                                   ArrayRef<int64_t>{0, 2, 1, 3})
           .getResult()[0];
   return tensor::CollapseShapeOp::create(

@@ -76,13 +76,14 @@ protected:
   /// Mean cross-entropy of logits [M, V] against labels [M] (i64) over the
   /// labels that are not kIgnoreIndex.
   mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels);
-  /// Head split of x [N, heads * D]: [B, heads, S, D].
+  /// Head split of x [B * L, heads * D]: [B, heads, L, D].
   mlir::Value splitHeads(mlir::Value x, int64_t heads);
-  /// Head merge of o [B * heads, S, D]: [N, heads * D].
+  /// Head merge of o [B * heads, L, D]: [B * L, heads * D].
   mlir::Value mergeHeads(mlir::Value o, int64_t heads);
-  /// Q·Kᵀ of q, k [B * heads, S, D] (a batch matmul reading K transposed).
+  /// Q·Kᵀ of q [B * heads, Lq, D] and k [B * heads, Lk, D] (a batch matmul
+  /// reading K transposed): [B * heads, Lq, Lk].
   mlir::Value attentionScores(mlir::Value q, mlir::Value k);
-  /// softmax(scores) · v along the last dim of scores [B * heads, S, S].
+  /// softmax(scores) · v along the last dim of scores [B * heads, Lq, Lk].
   mlir::Value attentionOutput(mlir::Value scores, mlir::Value v);
   /// [B, H, S, D] -> [B * H, S, D].
   mlir::Value flattenHeads(mlir::Value x);
