@@ -279,8 +279,8 @@ Value LayerBuilder::attentionOutput(Value scores, Value v) {
   auto scoresType = cast<RankedTensorType>(scores.getType());
   int64_t bh = type.getDimSize(0), hd = type.getDimSize(2),
           lq = scoresType.getDimSize(1), lk = scoresType.getDimSize(2);
-  Value probs = linalg::SoftmaxOp::create(b, loc, TypeRange{scoresType},
-                                          scores, empty({bh, lq, lk}), 2)
+  Value probs = linalg::SoftmaxOp::create(b, loc, TypeRange{scoresType}, scores,
+                                          empty({bh, lq, lk}), 2)
                     .getResult()[0];
   return linalg::BatchMatmulOp::create(b, loc, ValueRange{probs, v},
                                        ValueRange{filled({bh, lq, hd}, 0.0)})

@@ -109,6 +109,10 @@ void buildVisionBody(mlir::OpBuilder &b, mlir::Location loc,
 std::vector<ParameterInfo> decoderParameters(const ModelConfig &c);
 std::vector<ParameterInfo> encoderParameters(const ModelConfig &c);
 std::vector<ParameterInfo> visionParameters(const ModelConfig &c);
+void buildSpeechBody(mlir::OpBuilder &b, mlir::Location loc,
+                     const ModelConfig &c, TrainingShape shape,
+                     mlir::func::FuncOp func);
+std::vector<ParameterInfo> speechParameters(const ModelConfig &c);
 
 } // namespace fbl::models
 

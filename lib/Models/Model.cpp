@@ -27,6 +27,12 @@ TrainingShape fbl::models::modelShape(const ModelConfig &c,
 
 std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
                                                 TrainingShape shape) {
+  if (c.isSpeech())
+    return {{"input_features",
+             {shape.batch, c.numMelBins, 2 * c.maxSourcePositions},
+             /*isFloat=*/true},
+            {"decoder_input_ids", {shape.batch, shape.seq}},
+            {"labels", {shape.batch, shape.seq}}};
   if (c.isVision())
     return {{"pixel_values",
              {shape.batch, c.numChannels, c.imageSize, c.imageSize},
@@ -46,6 +52,8 @@ std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
 
 std::vector<ParameterInfo>
 fbl::models::modelParameters(const ModelConfig &config) {
+  if (config.isSpeech())
+    return speechParameters(config);
   if (config.isVision())
     return visionParameters(config);
   return config.isEncoder() ? encoderParameters(config)
@@ -72,7 +80,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     return module.emitError("model builder: seq ")
            << shape.seq << " exceeds max_position_embeddings "
            << config.maxPositions;
-  bool fits = config.isVision() ? config.task == Task::ImageClassification
+  bool fits = config.isSpeech()   ? config.task == Task::SpeechToText
+              : config.isVision() ? config.task == Task::ImageClassification
               : config.isEncoder()
                   ? config.task == Task::MaskedLM ||
                         config.task == Task::SequenceClassification
@@ -81,7 +90,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     return module.emitError("model builder: a ")
            << config.familyName() << " model cannot be trained as "
            << config.taskName()
-           << (config.isVision()    ? " (image-classification)"
+           << (config.isSpeech()    ? " (speech-to-text)"
+               : config.isVision()  ? " (image-classification)"
                : config.isEncoder() ? " (masked-lm or classification)"
                                     : " (causal-lm)");
   MLIRContext *ctx = module.getContext();
@@ -114,7 +124,9 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     func.setArgAttr(a, "fbl.name", b.getStringAttr(p.name));
     func.setArgAttr(a, "fbl.init", b.getStringAttr(p.init));
   }
-  if (config.isVision())
+  if (config.isSpeech())
+    buildSpeechBody(b, loc, config, shape, func);
+  else if (config.isVision())
     buildVisionBody(b, loc, config, shape, func);
   else if (config.isEncoder())
     buildEncoderBody(b, loc, config, shape, func);

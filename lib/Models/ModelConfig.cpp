@@ -110,6 +110,49 @@ private:
 };
 } // namespace
 
+/// Whisper's fields (d_model, encoder_layers, ...): encoder and decoder of
+/// equal width, heads and feed-forward size, as every published size has.
+static Expected<ModelConfig> parseWhisper(ModelConfig c, Reader &r,
+                                          StringRef origin) {
+  c.task = Task::SpeechToText;
+  c.hiddenSize = r.integer("d_model", std::nullopt);
+  c.numEncoderLayers = r.integer("encoder_layers", std::nullopt);
+  c.numLayers = r.integer("decoder_layers", std::nullopt);
+  c.numHeads = r.integer("decoder_attention_heads", std::nullopt);
+  c.numKeyValueHeads = c.numHeads;
+  c.intermediateSize = r.integer("decoder_ffn_dim", std::nullopt);
+  int64_t encoderHeads = r.integer("encoder_attention_heads", c.numHeads);
+  int64_t encoderFfn = r.integer("encoder_ffn_dim", c.intermediateSize);
+  c.vocabSize = r.integer("vocab_size", std::nullopt);
+  c.numMelBins = r.integer("num_mel_bins", 80);
+  c.maxSourcePositions = r.integer("max_source_positions", 1500);
+  c.maxPositions = r.integer("max_target_positions", 448);
+  c.padTokenId = r.tokenId("pad_token_id");
+  c.bosTokenId = r.tokenId("bos_token_id");
+  c.eosTokenId = r.tokenId("eos_token_id");
+  c.decoderStartTokenId = r.tokenId("decoder_start_token_id");
+  c.initializerRange = r.number("init_std", 0.02);
+  c.layerNormEps = 1e-5; // torch.nn.LayerNorm's default, as Whisper uses
+  c.tieWordEmbeddings = true;
+  std::optional<StringRef> act = r.string("activation_function");
+  if (act && *act != "gelu")
+    r.fail("activation_function '" + *act + "' is not supported (gelu)");
+  c.activation = Activation::GeluErf;
+  if (r.boolean("scale_embedding", false))
+    r.fail("scale_embedding = true is not supported");
+  if (llvm::Error e = r.takeError())
+    return std::move(e);
+  if (encoderHeads != c.numHeads || encoderFfn != c.intermediateSize)
+    return error(origin, "encoder and decoder of different heads or "
+                         "feed-forward sizes are not supported");
+  if (c.hiddenSize % c.numHeads != 0)
+    return error(origin, llvm::formatv("d_model {0} is not a multiple of "
+                                       "decoder_attention_heads {1}",
+                                       c.hiddenSize, c.numHeads));
+  c.headDim = c.hiddenSize / c.numHeads;
+  return c;
+}
+
 Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
@@ -125,7 +168,7 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
     if (llvm::Error e = r.takeError())
       return std::move(e);
     return error(origin, "missing field 'model_type' (one of llama, qwen2, "
-                         "gemma, bert, vit)");
+                         "gemma, bert, vit, whisper)");
   }
   c.modelType = type->str();
   std::optional<Family> family =
@@ -135,12 +178,15 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
           .Case("gemma", Family::Gemma)
           .Case("bert", Family::Bert)
           .Case("vit", Family::Vit)
+          .Case("whisper", Family::Whisper)
           .Default(std::nullopt);
   if (!family)
     return error(origin, "model_type '" + *type +
                              "' is not supported (llama, qwen2, gemma, bert, "
-                             "vit)");
+                             "vit, whisper)");
   c.family = *family;
+  if (c.isSpeech())
+    return parseWhisper(c, r, origin);
 
   // The head: the first of `architectures` names it (BertForMaskedLM,
   // BertForSequenceClassification, ...); decoders predict the next token.
@@ -330,6 +376,17 @@ llvm::ArrayRef<StringRef> fbl::models::presetNames() {
 }
 
 int64_t ModelConfig::numParameters() const {
+  if (isSpeech()) {
+    int64_t h = hiddenSize, in = intermediateSize;
+    int64_t attention = 4 * h * h + 3 * h; // k has no bias
+    int64_t ffn = 2 * h * in + in + h;
+    int64_t encoder = h * numMelBins * 3 + h + h * h * 3 + h +
+                      maxSourcePositions * h +
+                      numEncoderLayers * (attention + ffn + 4 * h) + 2 * h;
+    int64_t decoder = vocabSize * h + maxPositions * h +
+                      numLayers * (2 * attention + ffn + 6 * h) + 2 * h;
+    return encoder + decoder;
+  }
   if (isVision()) {
     int64_t h = hiddenSize, in = intermediateSize;
     int64_t embeddings = h * numChannels * patchSize * patchSize + h + h +
@@ -374,6 +431,8 @@ StringRef ModelConfig::familyName() const {
     return "bert";
   case Family::Vit:
     return "vit";
+  case Family::Whisper:
+    return "whisper";
   }
   return "";
 }
@@ -388,6 +447,8 @@ StringRef ModelConfig::taskName() const {
     return "classification";
   case Task::ImageClassification:
     return "image-classification";
+  case Task::SpeechToText:
+    return "speech-to-text";
   }
   return "";
 }
@@ -398,5 +459,6 @@ std::optional<Task> fbl::models::parseTask(StringRef name) {
       .Case("masked-lm", Task::MaskedLM)
       .Case("classification", Task::SequenceClassification)
       .Case("image-classification", Task::ImageClassification)
+      .Case("speech-to-text", Task::SpeechToText)
       .Default(std::nullopt);
 }

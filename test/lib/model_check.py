@@ -31,6 +31,7 @@ import gradcheck  # noqa: E402
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
 import vit_reference  # noqa: E402
+import whisper_reference  # noqa: E402
 
 
 def model_arguments(text):
@@ -91,7 +92,7 @@ def draw_weights(args_info, rng, family):
     for name, dims, elem, is_param in args_info:
         if elem == "i64":
             continue
-        if name == "pixel_values":
+        if name in ("pixel_values", "input_features"):
             weights[name] = rng.standard_normal(dims).astype(np.float32)
             continue
         if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
@@ -180,6 +181,7 @@ def main():
         labels[-1, -1] = -100
         encoder = config["model_type"] == "bert"
         vision = config["model_type"] == "vit"
+        speech = config["model_type"] == "whisper"
         task = args.task or ("classification" if encoder and any(
             a.endswith("ForSequenceClassification")
             for a in config.get("architectures", [])) else "masked-lm")
@@ -201,16 +203,30 @@ def main():
         elif vision:
             labels = rng.integers(0, config.get("num_labels", 2), size=(args.batch,))
             feeds = {"labels": labels}
+        elif speech:
+            # The decoder reads the labels shifted right behind its start
+            # token (-100 shown as padding), as Whisper's training does.
+            start, pad = config["decoder_start_token_id"], config["pad_token_id"]
+            dec = np.concatenate([np.full((args.batch, 1), start), labels[:, :-1]], axis=1)
+            dec = np.where(dec == -100, pad, dec)
+            feeds = {"decoder_input_ids": dec, "labels": labels}
         else:
             feeds = {"input_ids": ids, "labels": labels}
-        num_inputs = sum(1 for a in info if a[2] == "i64" or a[0] == "pixel_values")
+        num_inputs = sum(1 for a in info if a[2] == "i64" or
+                         a[0] in ("pixel_values", "input_features"))
 
         lora = None
         if args.lora:
             opts = dict(kv.split("=", 1) for kv in args.lora.split())
             lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
         trainable = {a[0] for a in info if a[3]}
-        if vision:
+        if speech:
+            trainable.discard("input_features")
+            ref_loss, ref_grads = whisper_reference.loss_and_grads(
+                config, {k: v for k, v in weights.items() if k != "input_features"},
+                weights["input_features"], feeds["decoder_input_ids"], labels,
+                trainable=trainable, lora=lora)
+        elif vision:
             trainable.discard("pixel_values")
             ref_loss, ref_grads = vit_reference.loss_and_grads(
                 config, {k: v for k, v in weights.items() if k != "pixel_values"},

@@ -257,6 +257,8 @@ struct StepInputs {
   size_t ids = 0, labels = 0;
   /// BERT's segments and padding mask (encoders only).
   std::optional<size_t> tokenTypes, attentionMask;
+  /// A speech model's decoder inputs: the labels shifted right.
+  std::optional<size_t> decoderIds;
   std::vector<size_t> params;  ///< trained (updated by the step)
   std::vector<size_t> weights; ///< named, neither data nor optimizer state
   std::vector<int64_t> shape(fbl_session *s, size_t index) const {
@@ -279,7 +281,8 @@ int64_t product(const std::vector<int64_t> &shape) {
 StepInputs findInputs(fbl_session *session) {
   StepInputs in;
   // The examples: token ids, or a vision model's pixels.
-  if (fbl_session_find_input(session, "pixel_values", &in.ids) != FBL_OK)
+  if (fbl_session_find_input(session, "pixel_values", &in.ids) != FBL_OK &&
+      fbl_session_find_input(session, "input_features", &in.ids) != FBL_OK)
     check(fbl_session_find_input(session, "input_ids", &in.ids));
   check(fbl_session_find_input(session, "labels", &in.labels));
   size_t index;
@@ -287,6 +290,8 @@ StepInputs findInputs(fbl_session *session) {
     in.tokenTypes = index;
   if (fbl_session_find_input(session, "attention_mask", &index) == FBL_OK)
     in.attentionMask = index;
+  if (fbl_session_find_input(session, "decoder_input_ids", &index) == FBL_OK)
+    in.decoderIds = index;
   std::set<size_t> updated;
   for (size_t o = 0; o < fbl_session_num_outputs(session); ++o)
     if (int64_t u = fbl_session_output_updates(session, o); u >= 0)
@@ -300,7 +305,7 @@ StepInputs findInputs(fbl_session *session) {
     check(
         fbl_session_tensor_info(session, 0, i, dims, &rank, &dtype, &isParam));
     if (i == in.ids || i == in.labels || i == in.tokenTypes ||
-        i == in.attentionMask || name.empty() ||
+        i == in.attentionMask || i == in.decoderIds || name.empty() ||
         fbl_session_input_is_step_count(session, i))
       continue;
     if (isParam)
@@ -486,7 +491,8 @@ int main(int argc, char **argv) {
   // A classifier learns labelled examples (.npy), a language model text.
   bool classify =
       haveModel && (config.task == models::Task::SequenceClassification ||
-                    config.task == models::Task::ImageClassification);
+                    config.task == models::Task::ImageClassification ||
+                    config.task == models::Task::SpeechToText);
   if (classify && labelsPath.empty())
     die("'" + modelName + "' is " +
         std::string(config.isVision() ? "an " : "a ") +
@@ -502,7 +508,13 @@ int main(int argc, char **argv) {
   if (classify) {
     ClassData::Expect expect;
     expect.numLabels = config.numLabels;
-    if (config.isVision()) {
+    if (config.isSpeech()) {
+      // Log-mel features and their transcripts as token ids.
+      expect.isFloat = true;
+      expect.shape = {config.numMelBins, 2 * config.maxSourcePositions};
+      expect.labelShape = {-1};
+      expect.numLabels = config.vocabSize;
+    } else if (config.isVision()) {
       expect.isFloat = true;
       expect.shape = {config.numChannels, config.imageSize, config.imageSize};
     } else {
@@ -510,7 +522,9 @@ int main(int argc, char **argv) {
       expect.maxId = config.vocabSize;
     }
     examples = orDie(ClassData::load(dataPath, labelsPath, expect));
-    if (!config.isVision())
+    if (config.isSpeech())
+      seqLen = examples->labelsPerExample();
+    else if (!config.isVision())
       seqLen = examples->exampleShape()[0];
   }
   // Masked-LM training replaces tokens by the model's [MASK].
@@ -622,7 +636,10 @@ int main(int argc, char **argv) {
       shape += (shape.empty() ? "" : "x") + std::to_string(d);
     outs() << formatv("data {0}: {1:N} examples of {2} {3}, labels {4}\n",
                       dataPath, examples->numExamples(), shape,
-                      config.isVision() ? "pixels" : "token ids", labelsPath);
+                      config.isVision()   ? "pixels"
+                      : config.isSpeech() ? "log-mel features"
+                                          : "token ids",
+                      labelsPath);
   } else {
     outs() << formatv("data {0}: {1:N} tokens from {2} file(s), {3}\n",
                       dataPath, text->numTokens(), text->numDocuments(),
@@ -682,7 +699,8 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < fbl_session_num_inputs(session); ++i)
     if (i != in.ids && i != in.labels && i != in.tokenTypes &&
-        i != in.attentionMask && !fbl_session_input_is_step_count(session, i) &&
+        i != in.attentionMask && i != in.decoderIds &&
+        !fbl_session_input_is_step_count(session, i) &&
         !fbl_session_input_is_set(session, i))
       die(formatv("input {0} ('{1}') has no value: give --weights", i,
                   fbl_session_input_name(session, i)));
@@ -751,8 +769,10 @@ int main(int argc, char **argv) {
   std::vector<int64_t> ids, labels;
   std::vector<uint8_t> batchBytes;
   // Throughput counts tokens of text, or examples of a classifier.
-  int64_t unitsPerStep = examples ? batchSize.getValue() : batchSize * seqLen;
-  StringRef unit = examples ? "samples" : "tokens";
+  // (a speech model's: its transcripts' tokens)
+  bool perSample = examples && !config.isSpeech();
+  int64_t unitsPerStep = perSample ? batchSize.getValue() : batchSize * seqLen;
+  StringRef unit = perSample ? "samples" : "tokens";
   double elapsed = 0;
   // One segment and no padding: every window is text.
   if (in.tokenTypes) {
@@ -785,6 +805,19 @@ int main(int argc, char **argv) {
         }
         check(fbl_session_set_input(session, *in.attentionMask, mask.data(),
                                     mask.size() * sizeof(int64_t)));
+      }
+      if (in.decoderIds) {
+        // Each transcript behind the decoder's start token, -100 read as
+        // padding: what the decoder reads to predict the labels.
+        std::vector<int64_t> shifted(labels.size());
+        int64_t per = examples->labelsPerExample();
+        for (size_t i = 0; i < labels.size(); ++i) {
+          int64_t prev =
+              i % per == 0 ? config.decoderStartTokenId : labels[i - 1];
+          shifted[i] = prev == models::kIgnoreIndex ? config.padTokenId : prev;
+        }
+        check(fbl_session_set_input(session, *in.decoderIds, shifted.data(),
+                                    shifted.size() * sizeof(int64_t)));
       }
     } else {
       text->sample(rng, batchSize, seqLen, ids);

@@ -59,6 +59,17 @@ static int fail(const Twine &message) {
 }
 
 static void printDescription(raw_ostream &os, const ModelConfig &c) {
+  if (c.isSpeech()) {
+    os << formatv("family {0} (model_type {1}), {2}, {3} encoder and {4} "
+                  "decoder layers, d_model {5}, ffn {6}, heads {7} (head_dim "
+                  "{8}), {9} mel bins x {10} frames, vocab {11}, tied "
+                  "embeddings, {12:N} parameters\n",
+                  c.familyName(), c.modelType, c.taskName(),
+                  c.numEncoderLayers, c.numLayers, c.hiddenSize,
+                  c.intermediateSize, c.numHeads, c.headDim, c.numMelBins,
+                  2 * c.maxSourcePositions, c.vocabSize, c.numParameters());
+    return;
+  }
   if (c.isVision()) {
     os << formatv("family {0} (model_type {1}), {2}, {3} layers, hidden {4}, "
                   "intermediate {5}, heads {6} (head_dim {7}), {8}x{8} "

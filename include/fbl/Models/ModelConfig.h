@@ -22,7 +22,7 @@
 namespace fbl::models {
 
 /// The families the builder knows, by `model_type`.
-enum class Family { Llama, Qwen2, Gemma, Bert, Vit };
+enum class Family { Llama, Qwen2, Gemma, Bert, Vit, Whisper };
 
 /// What the model is trained to predict, from the config's
 /// `architectures` (e.g. `BertForMaskedLM`); tools may override it.
@@ -31,6 +31,7 @@ enum class Task {
   MaskedLM,               ///< cross-entropy at the labelled positions
   SequenceClassification, ///< one label per sequence, from the first token
   ImageClassification,    ///< one label per image, from the class token
+  SpeechToText, ///< token cross-entropy of a decoder reading an audio encoder
 };
 
 /// Feed-forward activations (`hidden_act` / `hidden_activation`).
@@ -77,11 +78,17 @@ struct ModelConfig {
   // Vision transformers (ViT).
   int64_t imageSize = 0, patchSize = 0, numChannels = 3;
   bool qkvBias = true;
+  // Speech encoder-decoders (Whisper): numLayers and maxPositions are the
+  // decoder's; the encoder reads 2 * maxSourcePositions frames of
+  // numMelBins.
+  int64_t numEncoderLayers = 0, numMelBins = 0, maxSourcePositions = 0;
+  int64_t decoderStartTokenId = -1;
 
   /// Encoders attend both ways and train no causal LM.
   bool isEncoder() const {
     return family == Family::Bert || family == Family::Vit;
   }
+  bool isSpeech() const { return family == Family::Whisper; }
   bool isVision() const { return family == Family::Vit; }
   /// Patches of an image (ViT), its class token excluded.
   int64_t numPatches() const {

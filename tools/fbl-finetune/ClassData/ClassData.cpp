@@ -6,6 +6,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -53,10 +54,14 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
     return fail(dataWhat, "holds " + data.dtype + "; expected " +
                               (expect.isFloat ? "floats (pixel values)"
                                               : "integers (token ids)"));
-  if (labels.shape.size() != 1 || labels.shape[0] != data.shape[0])
+  bool sequences = !expect.labelShape.empty();
+  if (labels.shape.size() != 1 + expect.labelShape.size() ||
+      labels.shape[0] != data.shape[0] || (sequences && labels.shape[1] < 1))
     return fail(labelsWhat,
-                llvm::formatv("shape {0}, expected [{1}] (a label per example)",
-                              shapeText(labels.shape), data.shape[0]));
+                llvm::formatv("shape {0}, expected [{1}{2}] ({3} per example)",
+                              shapeText(labels.shape), data.shape[0],
+                              sequences ? ", any" : "",
+                              sequences ? "a token sequence" : "a label"));
   if (labels.dtype != "i64" && labels.dtype != "i32")
     return fail(labelsWhat, "holds " + labels.dtype + "; expected integers");
 
@@ -75,11 +80,14 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
   };
   ClassData d;
   d.labels = integers(labels);
+  d.perExample = sequences ? labels.shape[1] : 1;
   for (size_t i = 0; i < d.labels.size(); ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= expect.numLabels)
+    if ((d.labels[i] < 0 || d.labels[i] >= expect.numLabels) &&
+        !(sequences && d.labels[i] == -100))
       return fail(labelsWhat,
                   llvm::formatv("label {0} of example {1} is outside [0, {2})",
-                                d.labels[i], i, expect.numLabels));
+                                d.labels[i], i / d.perExample,
+                                expect.numLabels));
   d.shape.assign(data.shape.begin() + 1, data.shape.end());
   if (expect.isFloat) {
     d.examples = std::move(data.data);
@@ -93,20 +101,22 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
     d.examples.resize(ids.size() * 8);
     std::memcpy(d.examples.data(), ids.data(), d.examples.size());
   }
-  d.exampleBytes = d.examples.size() / d.labels.size();
+  d.exampleBytes = d.examples.size() / size_t(data.shape[0]);
   return d;
 }
 
 void ClassData::sample(std::mt19937_64 &rng, int64_t batch,
                        std::vector<uint8_t> &bytes,
                        std::vector<int64_t> &batchLabels) const {
-  std::uniform_int_distribution<size_t> pick(0, labels.size() - 1);
+  size_t n = labels.size() / size_t(perExample);
+  std::uniform_int_distribution<size_t> pick(0, n - 1);
   bytes.resize(size_t(batch) * exampleBytes);
-  batchLabels.resize(size_t(batch));
+  batchLabels.resize(size_t(batch * perExample));
   for (int64_t b = 0; b < batch; ++b) {
     size_t i = pick(rng);
     std::memcpy(bytes.data() + b * exampleBytes,
                 examples.data() + i * exampleBytes, exampleBytes);
-    batchLabels[b] = labels[i];
+    std::copy_n(labels.begin() + i * perExample, perExample,
+                batchLabels.begin() + b * perExample);
   }
 }

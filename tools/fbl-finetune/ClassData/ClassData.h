@@ -1,10 +1,11 @@
 //===- ClassData.h - Labelled examples for fine-tuning a classifier -*- C++
 //-*-===//
 //
-// The training data of a classifier: an .npy of N examples (images
-// [N, C, S, S] for a vision model, token ids [N, S] for a text classifier)
-// and an .npy of N integer labels, checked against the model once, then
-// sampled into batches.
+// The training data of a classifier or a speech model: an .npy of N
+// examples (images [N, C, S, S] for a vision model, token ids [N, S] for a
+// text classifier, log-mel features [N, M, F] for speech) and an .npy of
+// their integer labels (one class each, or a token sequence [N, S] for
+// speech), checked against the model once, then sampled into batches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,9 @@ public:
     std::vector<int64_t> shape; ///< one example's; -1: any extent
     int64_t numLabels = 2;      ///< labels lie in [0, numLabels)
     int64_t maxId = 0;          ///< token ids lie in [0, maxId)
+    /// One example's labels: {} (a class) or {-1} (a token sequence, where
+    /// -100 marks a position that does not count).
+    std::vector<int64_t> labelShape;
   };
 
   /// Reads `dataPath` and `labelsPath`; every error is one line naming the
@@ -37,9 +41,11 @@ public:
                                         const std::string &labelsPath,
                                         const Expect &expect);
 
-  int64_t numExamples() const { return int64_t(labels.size()); }
+  int64_t numExamples() const { return int64_t(labels.size()) / perExample; }
   /// One example's shape (the -1 extents resolved).
   llvm::ArrayRef<int64_t> exampleShape() const { return shape; }
+  /// Labels per example (1 for a class).
+  int64_t labelsPerExample() const { return perExample; }
 
   /// `batch` examples drawn at random: their bytes (f32 or i64, as the
   /// model takes them) and their labels.
@@ -49,6 +55,7 @@ public:
 private:
   std::vector<int64_t> shape;
   size_t exampleBytes = 0;
+  int64_t perExample = 1;
   std::vector<uint8_t> examples;
   std::vector<int64_t> labels;
 };
