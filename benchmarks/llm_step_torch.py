@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch eager reference of an fbl-model training step: the same model
 (test/lib/llm_reference.py for decoders, bert_reference.py for BERT's
-masked-LM, vit_reference.py for ViT; implementations independent of fbl),
+masked-LM, vit_reference.py for ViT, whisper_reference.py for Whisper;
+implementations independent of fbl),
 fp32
 with TF32 off, AdamW (fused where this PyTorch has it), random weights of
 the model's parameter shapes; prints the median step time of CUDA events,
@@ -29,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
 import vit_reference  # noqa: E402
+import whisper_reference  # noqa: E402
 
 
 def main():
@@ -59,7 +61,15 @@ def main():
     vocab = config.get("vocab_size", 2)
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
-    if config["model_type"] == "vit":
+    if config["model_type"] == "whisper":
+        frames = 2 * config.get("max_source_positions", 1500)
+        feats = torch.randn((args.batch, config.get("num_mel_bins", 80), frames),
+                            generator=gen).to(args.device)
+        dec = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
+
+        def model_loss():
+            return whisper_reference.forward_loss(config, w, feats, dec, labels, lora)
+    elif config["model_type"] == "vit":
         size, channels = config.get("image_size", 224), config.get("num_channels", 3)
         pixels = torch.randn((args.batch, channels, size, size), generator=gen).to(args.device)
         classes = torch.randint(0, config.get("num_labels", 2), (args.batch,),

@@ -53,7 +53,8 @@ def forward_loss(config, w, features, decoder_ids, labels, lora=None):
         v = linear(src, prefix + ".v_proj").view(batch, lk, heads, head_dim).transpose(1, 2)
         scores = q @ k.transpose(-1, -2)
         if causal:
-            future = torch.triu(torch.ones(lq, lk, dtype=torch.bool), diagonal=1)
+            future = torch.triu(torch.ones(lq, lk, dtype=torch.bool,
+                                           device=x.device), diagonal=1)
             scores = scores.masked_fill(future, float("-inf"))
         o = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(batch, lq, d)
         return linear(o, prefix + ".out_proj")
@@ -64,7 +65,7 @@ def forward_loss(config, w, features, decoder_ids, labels, lora=None):
     x = gelu(conv1d(x, w["model.encoder.conv2.weight"],
                     w["model.encoder.conv2.bias"], stride=2, padding=1))
     x = x.permute(0, 2, 1)
-    x = x + sinusoids(x.shape[1], d).to(x.dtype)
+    x = x + sinusoids(x.shape[1], d).to(dtype=x.dtype, device=x.device)
     for i in range(config["encoder_layers"]):
         p = f"model.encoder.layers.{i}."
         x = x + attention(norm(x, p + "self_attn_layer_norm"), p + "self_attn")
