@@ -233,7 +233,7 @@ def main():
                 weights["pixel_values"], labels, trainable=trainable, lora=lora)
         elif encoder:
             ref_loss, ref_grads = bert_reference.loss_and_grads(
-                config, weights, feeds, task, trainable=trainable)
+                config, weights, feeds, task, trainable=trainable, lora=lora)
         else:
             ref_loss, ref_grads = llm_reference.loss_and_grads(
                 config, weights, ids, labels, lora=lora, trainable=trainable)
