@@ -40,26 +40,11 @@ public:
   void build(func::FuncOp func);
 
 private:
-  /// The next parameter of the function.
-  Value param() { return params[nextParam++]; }
   Value embeddings(Value ids, Value types);
   Value attention(Value x, Value mask);
   Value feedForward(Value x);
   Value maskedLMHead(Value x, Value wordTable);
   Value classifierHead(Value x);
-  Value layerNorm(Value x) {
-    Value w = param(), bias = param();
-    return LayerBuilder::layerNorm(x, w, bias, c.layerNormEps);
-  }
-  Value add(Value x, Value y) {
-    return elementwise(ValueRange{x, y},
-                       [&](OpBuilder &nb, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                       });
-  }
-
-  SmallVector<Value> params;
-  unsigned nextParam = 0;
 };
 
 Value EncoderBuilder::embeddings(Value ids, Value types) {
@@ -90,7 +75,7 @@ Value EncoderBuilder::embeddings(Value ids, Value types) {
                       });
   Value flat = tensor::CollapseShapeOp::create(
       b, loc, sum, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  return layerNorm(flat);
+  return nextLayerNorm(flat);
 }
 
 Value EncoderBuilder::attention(Value x, Value mask) {
@@ -126,7 +111,7 @@ Value EncoderBuilder::attention(Value x, Value mask) {
       b, loc, masked, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
   Value merged = mergeHeads(attentionOutput(masked3, v), heads);
   Value ow = param(), ob = param();
-  return layerNorm(add(linear(merged, ow, ob), x));
+  return nextLayerNorm(add(linear(merged, ow, ob), x));
 }
 
 Value EncoderBuilder::feedForward(Value x) {
@@ -136,7 +121,7 @@ Value EncoderBuilder::feedForward(Value x) {
                           return activation(nb, a[0]);
                         });
   Value ow = param(), ob = param();
-  return layerNorm(add(linear(h, ow, ob), x));
+  return nextLayerNorm(add(linear(h, ow, ob), x));
 }
 
 Value EncoderBuilder::maskedLMHead(Value x, Value wordTable) {
@@ -148,7 +133,7 @@ Value EncoderBuilder::maskedLMHead(Value x, Value wordTable) {
                         });
   // The decoder is the word embedding matrix (tied), its bias the vocabulary
   // bias.
-  return linear(layerNorm(t), wordTable, vocabBias);
+  return linear(nextLayerNorm(t), wordTable, vocabBias);
 }
 
 Value EncoderBuilder::classifierHead(Value x) {

@@ -301,3 +301,10 @@ Value LayerBuilder::mergeHeads(Value o, int64_t heads) {
   return tensor::CollapseShapeOp::create(
       b, loc, ot, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
 }
+
+Value LayerBuilder::add(Value x, Value y) {
+  return elementwise(ValueRange{x, y},
+                     [&](OpBuilder &nb, ValueRange a) -> Value {
+                       return arith::AddFOp::create(nb, loc, a[0], a[1]);
+                     });
+}

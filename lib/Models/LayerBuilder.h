@@ -87,6 +87,19 @@ protected:
   mlir::Value attentionOutput(mlir::Value scores, mlir::Value v);
   /// [B, H, S, D] -> [B * H, S, D].
   mlir::Value flattenHeads(mlir::Value x);
+  /// x + y, elementwise.
+  mlir::Value add(mlir::Value x, mlir::Value y);
+
+  // The function's parameters, which the family builders take in order.
+  mlir::Value param() { return params[nextParam++]; }
+  /// LayerNorm of x with the next two parameters (weight, bias) and the
+  /// config's epsilon.
+  mlir::Value nextLayerNorm(mlir::Value x) {
+    mlir::Value w = param(), bias = param();
+    return layerNorm(x, w, bias, c.layerNormEps);
+  }
+  llvm::SmallVector<mlir::Value> params;
+  unsigned nextParam = 0;
 
   mlir::OpBuilder &b;
   mlir::Location loc;

@@ -43,30 +43,16 @@ public:
   void build(func::FuncOp func);
 
 private:
-  Value param() { return params[nextParam++]; }
   Value conv1d(Value x, int64_t stride);
   Value sinusoids(int64_t length);
   /// WhisperAttention: k_proj (no bias), v_proj, q_proj, out_proj.
   Value attention(Value x, Value memory, bool causal);
   Value feedForward(Value x);
-  Value layerNorm(Value x) {
-    Value w = param(), bias = param();
-    return LayerBuilder::layerNorm(x, w, bias, c.layerNormEps);
-  }
-  Value add(Value x, Value y) {
-    return elementwise(ValueRange{x, y},
-                       [&](OpBuilder &nb, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                       });
-  }
   Value gelu(Value x) {
     return elementwise(ValueRange{x}, [&](OpBuilder &nb, ValueRange a) {
       return activation(nb, a[0]);
     });
   }
-
-  SmallVector<Value> params;
-  unsigned nextParam = 0;
 };
 
 Value SpeechBuilder::conv1d(Value x, int64_t stride) {
@@ -206,7 +192,7 @@ void SpeechBuilder::build(func::FuncOp func) {
     for (auto [i, causal] : llvm::enumerate(blocks)) {
       unsigned at = nextParam;
       nextParam = at + attentionParams;
-      Value normed = layerNorm(out);
+      Value normed = nextLayerNorm(out);
       unsigned after = nextParam;
       nextParam = at;
       out = add(out, attention(normed, i == 1 ? memory : Value(), causal));
@@ -214,7 +200,7 @@ void SpeechBuilder::build(func::FuncOp func) {
     }
     unsigned at = nextParam;
     nextParam = at + ffnParams;
-    Value normed = layerNorm(out);
+    Value normed = nextLayerNorm(out);
     unsigned after = nextParam;
     nextParam = at;
     out = add(out, feedForward(normed));
@@ -223,7 +209,7 @@ void SpeechBuilder::build(func::FuncOp func) {
   };
   for (int64_t l = 0; l < c.numEncoderLayers; ++l)
     x = preNormLayer(x, {false}, Value());
-  Value memory = layerNorm(x);
+  Value memory = nextLayerNorm(x);
 
   // Decoder.
   Value table = param(), learned = param();
@@ -245,7 +231,7 @@ void SpeechBuilder::build(func::FuncOp func) {
       b, loc, embedded, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   for (int64_t l = 0; l < c.numLayers; ++l)
     y = preNormLayer(y, {true, false}, memory);
-  y = layerNorm(y);
+  y = nextLayerNorm(y);
   Value logits = linear(y, table, Value());
   Value flatLabels = tensor::CollapseShapeOp::create(
       b, loc, labels, ArrayRef<ReassociationIndices>{{0, 1}});

@@ -42,23 +42,9 @@ public:
   void build(func::FuncOp func);
 
 private:
-  Value param() { return params[nextParam++]; }
   Value patchEmbeddings(Value pixels);
   Value attention(Value x);
   Value feedForward(Value x);
-  Value layerNorm(Value x) {
-    Value w = param(), bias = param();
-    return LayerBuilder::layerNorm(x, w, bias, c.layerNormEps);
-  }
-  Value add(Value x, Value y) {
-    return elementwise(ValueRange{x, y},
-                       [&](OpBuilder &nb, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                       });
-  }
-
-  SmallVector<Value> params;
-  unsigned nextParam = 0;
 };
 
 Value VisionBuilder::patchEmbeddings(Value pixels) {
@@ -148,16 +134,16 @@ void VisionBuilder::build(func::FuncOp func) {
     // weights in the parameter list.
     unsigned at = nextParam;
     nextParam = at + attentionCount + 4;
-    Value before = layerNorm(x);
+    Value before = nextLayerNorm(x);
     Value after = param(), afterBias = param();
     unsigned end = nextParam;
     nextParam = at;
     Value h = add(x, attention(before));
-    Value normed = LayerBuilder::layerNorm(h, after, afterBias, c.layerNormEps);
+    Value normed = layerNorm(h, after, afterBias, c.layerNormEps);
     x = add(h, feedForward(normed));
     nextParam = end;
   }
-  x = layerNorm(x);
+  x = nextLayerNorm(x);
   // logits of the class token: hidden[:, 0] (a rank-reducing slice).
   int64_t h = c.hiddenSize;
   Value x3 = tensor::ExpandShapeOp::create(
