@@ -261,10 +261,12 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     SmallVector<Value> acc(op.getDpsInits());
     SmallVector<int64_t> k(numLoops, 0);
+    // (A named vector: a range-for keeps only its outermost temporary.)
+    SmallVector<unsigned> windowLoops = llvm::to_vector(window.set_bits());
     for (int64_t p = 0; p < points; ++p) {
       // The window position of point p (first window loop slowest).
       int64_t rest = p;
-      for (unsigned d : llvm::reverse(llvm::to_vector(window.set_bits()))) {
+      for (unsigned d : llvm::reverse(windowLoops)) {
         k[d] = rest % ranges[d];
         rest /= ranges[d];
       }
