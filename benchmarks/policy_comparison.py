@@ -3,7 +3,7 @@
 its training step compiled under fblayout, reuse-forward and
 explicit-transpose, run on an OpenCL device with fbl-run.
 
-  policy_comparison.py stage --target T --out DIR [--set gpu|cpu] [--fbl-bin build/bin]
+  policy_comparison.py stage --target T --out DIR [--set gpu|cpu|zoo] [--fbl-bin build/bin]
       compiles each model's step under each policy: DIR/MODEL/POLICY (bundles)
       and DIR/models.json;
   policy_comparison.py run DIR [--fbl-run PATH] [--device D] [--rounds 3] [--iterations 20]
@@ -29,7 +29,8 @@ explicit-transpose, run on an OpenCL device with fbl-run.
 attention at S512/H512/8 heads, the tiny decoder presets, and two layers of
 TinyLlama-1.1B's widths at sequence 128; --set cpu: the examples, the MLP at
 128x256x1024, attention at S128/H512/8 and the tiny decoders (what PoCL runs
-in seconds).
+in seconds); both add the tiny BERT, ViT and Whisper, which --set zoo
+stages alone.
 """
 import argparse
 import json
@@ -44,8 +45,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
+# The other families' tiny presets: (name, preset, seq, batch).
+ZOO = [("tiny-bert MLM (seq 64, batch 4)", "tiny-bert", 64, 4),
+       ("tiny-vit (batch 8)", "tiny-vit", 1, 8),
+       ("tiny-whisper (16 frames, seq 16, batch 4)", "tiny-whisper", 16, 4)]
+
+
 def model_set(which):
     """(name, source, optimizer): source is a path, or a generator command."""
+    if which == "zoo":
+        return [(n, ("fbl-model", p, s, b), "adamw") for n, p, s, b in ZOO]
     gen = lambda *a: [sys.executable, os.path.join(HERE, a[0])] + [str(x) for x in a[1:]]
     models = [("attention (example)", os.path.join(ROOT, "examples/attention.mlir"), "adamw"),
               ("MLP (example)", os.path.join(ROOT, "examples/mlp.mlir"), "adamw")]
@@ -57,6 +66,7 @@ def model_set(which):
                    ("attention S128/H512/8", gen("gen_attention.py", 128, 512, 8), "adamw")]
     for preset in ("tiny-llama", "tiny-qwen2", "tiny-gemma"):
         models.append((f"{preset} (seq 64, batch 4)", ("fbl-model", preset, 64, 4), "adamw"))
+    models += [(n, ("fbl-model", p, s, b), "adamw") for n, p, s, b in ZOO]
     if which == "gpu":
         models.append(("TinyLlama-1.1B widths, 2 layers, seq 128",
                        ("fbl-model-layers", "tinyllama-1.1b", 2, 128, 1), "adamw"))
@@ -242,7 +252,7 @@ def main():
     s = sub.add_parser("stage")
     s.add_argument("--target", required=True)
     s.add_argument("--out", required=True)
-    s.add_argument("--set", choices=["gpu", "cpu"], default="gpu")
+    s.add_argument("--set", choices=["gpu", "cpu", "zoo"], default="gpu")
     s.add_argument("--fbl-bin", default="build/bin")
     r = sub.add_parser("run")
     r.add_argument("dir")
