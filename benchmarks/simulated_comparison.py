@@ -8,7 +8,7 @@ emitted kernel in fbl-cachesim, and prints per model and target the step's
 kernels, texel fetches, cache misses and estimated time, with each
 baseline's ratio to fblayout (> 1: fblayout is better).
 
-  simulated_comparison.py --fbl-bin build/bin [--json out.json]
+  simulated_comparison.py --fbl-bin build/bin [--set cpu|zoo] [--json out.json]
 """
 import argparse
 import json
@@ -25,10 +25,11 @@ sys.path.insert(0, HERE)
 import policy_comparison  # noqa: E402
 
 
-def models(fbl_bin, tmp):
-    """The models PoCL measures too (policy_comparison.py's cpu set)."""
+def models(fbl_bin, tmp, which="cpu"):
+    """The models PoCL measures too (policy_comparison.py's cpu set, or its
+    zoo set alone)."""
     out = []
-    for name, source, optimizer in policy_comparison.model_set("cpu"):
+    for name, source, optimizer in policy_comparison.model_set(which):
         path = os.path.join(tmp, policy_comparison.slug(name) + ".mlir")
         out.append((name, policy_comparison.write_source(source, path, fbl_bin),
                     optimizer))
@@ -55,10 +56,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fbl-bin", required=True)
     p.add_argument("--json")
+    p.add_argument("--set", choices=["cpu", "zoo"], default="cpu")
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, model, optimizer in models(args.fbl_bin, tmp):
+        for name, model, optimizer in models(args.fbl_bin, tmp, args.set):
             for target in TARGETS:
                 r = {"model": name, "target": target}
                 for policy in POLICIES:
