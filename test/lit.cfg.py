@@ -68,6 +68,12 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# GroupNorm's decomposition against PyTorch (test/lib/group_norm_vs_torch.py).
+config.substitutions.append(
+    ("%group_norm_vs_torch",
+     "/usr/bin/python3 {0}/test/lib/group_norm_vs_torch.py --fbl-opt {1}/fbl-opt "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # Random convolutions (forms, strides, dilations, padding, kernels) and
 # their gradients against PyTorch autograd (test/lib/conv_vs_torch.py).
 config.substitutions.append(
