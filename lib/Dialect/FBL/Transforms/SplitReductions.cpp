@@ -74,13 +74,18 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
 
 /// The number of chunks a row of `n` iterations is cut into: the largest
 /// divisor of `n` up to sqrt(n) that leaves chunks of a multiple of 4 (whole
-/// texels along a packed row), or 0 when there is none above 1.
+/// texels along a packed row); for a row that is not whole texels anyway (a
+/// 30522-word vocabulary) the largest divisor up to sqrt(n); 0 when there is
+/// none above 1.
 static int64_t chunksOf(int64_t n) {
-  int64_t best = 0;
+  int64_t whole = 0, any = 0;
   for (int64_t c = 2; c * c <= n; ++c)
-    if (n % c == 0 && (n / c) % 4 == 0)
-      best = c;
-  return best;
+    if (n % c == 0) {
+      any = c;
+      if ((n / c) % 4 == 0)
+        whole = c;
+    }
+  return whole ? whole : n % 4 ? any : 0;
 }
 
 /// Splits `op` when it has parallel loops of fewer than `maxRows`

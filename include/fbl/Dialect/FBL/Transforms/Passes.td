@@ -285,9 +285,11 @@ def FBLSplitReductionsPass
     another. A LayerNorm's weight gradient is such a reduction: 768 columns
     summed over ViT-base's 6304 tokens were 192 work-items walking 6304
     texels, 1.37 ms each on the H200 (24 per step); split, the full ViT
-    step went from 256 to 194 ms. The row loop of N iterations becomes C chunks of N / C (C the
-    largest divisor of N up to sqrt(N) that leaves chunks of a multiple of
-    4); the inputs it indexes are expanded (`tensor.expand_shape`) to
+    step went from 256 to 194 ms. The row loop of N iterations becomes C
+    chunks of N / C (C the largest divisor of N up to sqrt(N) that leaves
+    chunks of a multiple of 4; for a row that is not whole texels anyway,
+    such as a 30522-word vocabulary, the largest divisor up to sqrt(N));
+    the inputs it indexes are expanded (`tensor.expand_shape`) to
     [..., C, N / C, ...], a first generic reduces each chunk into
     partial[rows..., C] and a second the chunks into the original init. A
     body's `linalg.index` of the row loop becomes chunk * (N / C) + offset.
