@@ -53,12 +53,7 @@ Value EncoderBuilder::embeddings(Value ids, Value types) {
   Value words = embedding(ids, wordTable), kinds = embedding(types, typeTable);
   // position_ids = arange(S): the first S rows of the table, broadcast over
   // the batch.
-  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  Value positions = tensor::ExtractSliceOp::create(
-      b, loc, tensor({seq, h}), positionTable,
-      ArrayRef<OpFoldResult>{zero, zero},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(seq), b.getIndexAttr(h)},
-      ArrayRef<OpFoldResult>{one, one});
+  Value positions = leadingRows(positionTable, seq);
   auto rows3 = [&](Value x) {
     return tensor::ExpandShapeOp::create(
         b, loc, tensor({batch, seq, h}), x,
@@ -139,15 +134,7 @@ Value EncoderBuilder::maskedLMHead(Value x, Value wordTable) {
 Value EncoderBuilder::classifierHead(Value x) {
   // pooled = tanh(dense(hidden[:, 0])), aten.select as a rank-reducing
   // slice.
-  int64_t h = c.hiddenSize;
-  Value x3 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, seq, h}), x,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  Value first = tensor::ExtractSliceOp::create(
-      b, loc, tensor({batch, h}), x3, ArrayRef<OpFoldResult>{zero, zero, zero},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), one, b.getIndexAttr(h)},
-      ArrayRef<OpFoldResult>{one, one, one});
+  Value first = firstToken(x);
   Value pw = param(), pb = param();
   Value pooled = elementwise(ValueRange{linear(first, pw, pb)},
                              [&](OpBuilder &nb, ValueRange a) -> Value {

@@ -308,3 +308,35 @@ Value LayerBuilder::add(Value x, Value y) {
                        return arith::AddFOp::create(nb, loc, a[0], a[1]);
                      });
 }
+
+Value LayerBuilder::leadingRows(Value table, int64_t n) {
+  int64_t h = cast<RankedTensorType>(table.getType()).getDimSize(1);
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  return tensor::ExtractSliceOp::create(
+      b, loc, tensor({n, h}), table, ArrayRef<OpFoldResult>{zero, zero},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(n), b.getIndexAttr(h)},
+      ArrayRef<OpFoldResult>{one, one});
+}
+
+Value LayerBuilder::addToEachSequence(Value x, Value rows) {
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineExpr s = b.getAffineDimExpr(1), d = b.getAffineDimExpr(2);
+  return generic(type, ValueRange{x, rows}, empty(type.getShape()),
+                 {identity(3), map(3, {s, d}), identity(3)}, parallel(3),
+                 [&](OpBuilder &nb, ValueRange a) -> Value {
+                   return arith::AddFOp::create(nb, loc, a[0], a[1]);
+                 });
+}
+
+Value LayerBuilder::firstToken(Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t len = type.getDimSize(0) / batch, h = type.getDimSize(1);
+  Value x3 = tensor::ExpandShapeOp::create(
+      b, loc, tensor({batch, len, h}), x,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  return tensor::ExtractSliceOp::create(
+      b, loc, tensor({batch, h}), x3, ArrayRef<OpFoldResult>{zero, zero, zero},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), one, b.getIndexAttr(h)},
+      ArrayRef<OpFoldResult>{one, one, one});
+}

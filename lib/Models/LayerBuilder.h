@@ -89,14 +89,27 @@ protected:
   mlir::Value flattenHeads(mlir::Value x);
   /// x + y, elementwise.
   mlir::Value add(mlir::Value x, mlir::Value y);
+  /// Rows 0..n-1 of table [R, H] (the positions arange(n) of a learned
+  /// position table).
+  mlir::Value leadingRows(mlir::Value table, int64_t n);
+  /// x [B, L, H] + rows [L, H], the rows broadcast over the batch.
+  mlir::Value addToEachSequence(mlir::Value x, mlir::Value rows);
+  /// hidden[:, 0] of x [B * L, H]: [B, H] (aten.select, a rank-reducing
+  /// slice).
+  mlir::Value firstToken(mlir::Value x);
 
   // The function's parameters, which the family builders take in order.
   mlir::Value param() { return params[nextParam++]; }
-  /// LayerNorm of x with the next two parameters (weight, bias) and the
-  /// config's epsilon.
+  /// LayerNorm of x with the parameters at `index` (weight, bias) and the
+  /// config's epsilon; pre-norm layers list a norm after the weights it
+  /// feeds.
+  mlir::Value layerNormAt(mlir::Value x, unsigned index) {
+    return layerNorm(x, params[index], params[index + 1], c.layerNormEps);
+  }
+  /// LayerNorm of x with the next two parameters.
   mlir::Value nextLayerNorm(mlir::Value x) {
-    mlir::Value w = param(), bias = param();
-    return layerNorm(x, w, bias, c.layerNormEps);
+    nextParam += 2;
+    return layerNormAt(x, nextParam - 2);
   }
   llvm::SmallVector<mlir::Value> params;
   unsigned nextParam = 0;

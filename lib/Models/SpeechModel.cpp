@@ -172,39 +172,26 @@ void SpeechBuilder::build(func::FuncOp func) {
       linalg::TransposeOp::create(b, loc, conv, empty({batch, frames, h}),
                                   ArrayRef<int64_t>{0, 2, 1})
           .getResult()[0];
-  AffineExpr s = b.getAffineDimExpr(1), d = b.getAffineDimExpr(2);
-  Value positions = sinusoids(frames);
-  Value placed = generic(
-      tensor({batch, frames, h}), ValueRange{enc3, positions},
-      empty({batch, frames, h}), {identity(3), map(3, {s, d}), identity(3)},
-      parallel(3), [&](OpBuilder &nb, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, loc, a[0], a[1]);
-      });
+  Value placed = addToEachSequence(enc3, sinusoids(frames));
   Value x = tensor::CollapseShapeOp::create(
       b, loc, placed, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   // Each layer: self_attn, self_attn_layer_norm, fc1, fc2,
-  // final_layer_norm in the parameter list; pre-norm in the graph.
+  // final_layer_norm in the parameter list (a decoder layer has
+  // encoder_attn and its norm after its self_attn's); pre-norm in the graph:
+  // each block's norm comes after the block's weights.
   unsigned attentionParams = 7, ffnParams = 4;
   auto preNormLayer = [&](Value in, ArrayRef<bool> blocks, Value memory) {
     // blocks: one entry per attention block (true: causal), then the
     // feed-forward.
     Value out = in;
     for (auto [i, causal] : llvm::enumerate(blocks)) {
-      unsigned at = nextParam;
-      nextParam = at + attentionParams;
-      Value normed = nextLayerNorm(out);
-      unsigned after = nextParam;
-      nextParam = at;
+      Value normed = layerNormAt(out, nextParam + attentionParams);
       out = add(out, attention(normed, i == 1 ? memory : Value(), causal));
-      nextParam = after;
+      nextParam += 2;
     }
-    unsigned at = nextParam;
-    nextParam = at + ffnParams;
-    Value normed = nextLayerNorm(out);
-    unsigned after = nextParam;
-    nextParam = at;
+    Value normed = layerNormAt(out, nextParam + ffnParams);
     out = add(out, feedForward(normed));
-    nextParam = after;
+    nextParam += 2;
     return out;
   };
   for (int64_t l = 0; l < c.numEncoderLayers; ++l)
@@ -216,17 +203,7 @@ void SpeechBuilder::build(func::FuncOp func) {
   Value tokens3 = tensor::ExpandShapeOp::create(
       b, loc, tensor({batch, seq, h}), embedding(ids, table),
       ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  Value first = tensor::ExtractSliceOp::create(
-      b, loc, tensor({seq, h}), learned, ArrayRef<OpFoldResult>{zero, zero},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(seq), b.getIndexAttr(h)},
-      ArrayRef<OpFoldResult>{one, one});
-  Value embedded = generic(
-      tensor({batch, seq, h}), ValueRange{tokens3, first},
-      empty({batch, seq, h}), {identity(3), map(3, {s, d}), identity(3)},
-      parallel(3), [&](OpBuilder &nb, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, loc, a[0], a[1]);
-      });
+  Value embedded = addToEachSequence(tokens3, leadingRows(learned, seq));
   Value y = tensor::CollapseShapeOp::create(
       b, loc, embedded, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   for (int64_t l = 0; l < c.numLayers; ++l)

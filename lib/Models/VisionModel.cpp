@@ -80,13 +80,7 @@ Value VisionBuilder::patchEmbeddings(Value pixels) {
   // + position embeddings [1, N + 1, H], broadcast over the batch.
   Value pos2 = tensor::CollapseShapeOp::create(
       b, loc, positions, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  AffineExpr s = b.getAffineDimExpr(1);
-  Value embedded = generic(
-      tensor({batch, seq, h}), ValueRange{joined, pos2}, empty({batch, seq, h}),
-      {identity(3), map(3, {s, d}), identity(3)}, parallel(3),
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, loc, a[0], a[1]);
-      });
+  Value embedded = addToEachSequence(joined, pos2);
   return tensor::CollapseShapeOp::create(
       b, loc, embedded, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
 }
@@ -130,30 +124,16 @@ void VisionBuilder::build(func::FuncOp func) {
   Value x = patchEmbeddings(pixels);
   int64_t attentionCount = c.qkvBias ? 8 : 5;
   for (int64_t layer = 0; layer < c.numLayers; ++layer) {
-    // Pre-norm: the layer's norms come after its attention and feed-forward
-    // weights in the parameter list.
-    unsigned at = nextParam;
-    nextParam = at + attentionCount + 4;
-    Value before = nextLayerNorm(x);
-    Value after = param(), afterBias = param();
-    unsigned end = nextParam;
-    nextParam = at;
-    Value h = add(x, attention(before));
-    Value normed = layerNorm(h, after, afterBias, c.layerNormEps);
-    x = add(h, feedForward(normed));
-    nextParam = end;
+    // Pre-norm: the layer's norms (before, after) come after its attention
+    // and feed-forward weights in the parameter list.
+    unsigned norms = nextParam + attentionCount + 4;
+    Value h = add(x, attention(layerNormAt(x, norms)));
+    x = add(h, feedForward(layerNormAt(h, norms + 2)));
+    nextParam = norms + 4;
   }
   x = nextLayerNorm(x);
   // logits of the class token: hidden[:, 0] (a rank-reducing slice).
-  int64_t h = c.hiddenSize;
-  Value x3 = tensor::ExpandShapeOp::create(
-      b, loc, tensor({batch, seq, h}), x,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  Value first = tensor::ExtractSliceOp::create(
-      b, loc, tensor({batch, h}), x3, ArrayRef<OpFoldResult>{zero, zero, zero},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), one, b.getIndexAttr(h)},
-      ArrayRef<OpFoldResult>{one, one, one});
+  Value first = firstToken(x);
   Value cw = param(), cb = param();
   Value loss = crossEntropy(linear(first, cw, cb), labels);
   assert(nextParam == params.size() && "parameters left unused");
