@@ -56,6 +56,29 @@ std::optional<LinearIndex> linearIndex(AffineExpr e, unsigned numDims) {
   return l;
 }
 
+/// A map result the rest of fbl reads as it is: a loop dim or a constant.
+bool isPlainIndex(AffineExpr e) {
+  return isa<AffineDimExpr, AffineConstantExpr>(e);
+}
+
+/// What both rewrites take: the compound results of `op`'s input maps
+/// (s * o + k, ...), where `op` is a static tensor op with one body whose
+/// outputs are indexed by projected permutations; empty for any other op.
+SmallVector<AffineExpr> compoundIndices(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1 ||
+      op.hasDynamicShape())
+    return {};
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+      return {};
+  SmallVector<AffineExpr> compound;
+  for (OpOperand *in : op.getDpsInputOperands())
+    for (AffineExpr e : op.getMatchingIndexingMap(in).getResults())
+      if (!isPlainIndex(e))
+        compound.push_back(e);
+  return compound;
+}
+
 /// The compound index s * o + k with k a reduction loop of extent s
 /// (dilation 1, no offset): (position loop o, window loop k).
 std::optional<std::pair<unsigned, unsigned>>
@@ -87,26 +110,14 @@ struct PatchesAsReshape : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1 ||
-        op.hasDynamicShape())
+    SmallVector<AffineExpr> compound = compoundIndices(op);
+    if (compound.empty())
       return failure();
     unsigned numLoops = op.getNumLoops();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    bool any = false;
-    for (OpOperand *in : op.getDpsInputOperands())
-      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults()) {
-        if (isa<AffineDimExpr, AffineConstantExpr>(e))
-          continue;
-        auto patch = patchIndex(e, numLoops, iterators, ranges);
-        if (!patch)
-          return failure();
-        any = true;
-      }
-    if (!any)
-      return failure();
-    for (OpOperand &init : op.getDpsInitsMutable())
-      if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+    for (AffineExpr e : compound)
+      if (!patchIndex(e, numLoops, iterators, ranges))
         return failure();
 
     MLIRContext *ctx = op.getContext();
@@ -116,9 +127,7 @@ struct PatchesAsReshape : OpInterfaceRewritePattern<linalg::LinalgOp> {
     for (OpOperand *in : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(in);
       auto type = dyn_cast<RankedTensorType>(in->get().getType());
-      if (!type || llvm::all_of(map.getResults(), [](AffineExpr e) {
-            return isa<AffineDimExpr, AffineConstantExpr>(e);
-          })) {
+      if (!type || llvm::all_of(map.getResults(), isPlainIndex)) {
         ins.push_back(in->get());
         maps.push_back(map);
         continue;
@@ -179,8 +188,8 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1 ||
-        op.hasDynamicShape())
+    SmallVector<AffineExpr> compound = compoundIndices(op);
+    if (compound.empty())
       return failure();
     unsigned numLoops = op.getNumLoops();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -188,48 +197,27 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     // Which loops are window loops: reductions inside a compound index.
     llvm::SmallBitVector window(numLoops);
-    bool anyCompound = false;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      AffineMap map = op.getMatchingIndexingMap(in);
-      for (AffineExpr e : map.getResults()) {
-        if (isa<AffineDimExpr, AffineConstantExpr>(e))
-          continue;
-        std::optional<LinearIndex> l = linearIndex(e, numLoops);
-        if (!l)
-          return failure();
-        anyCompound = true;
-        int positions = 0;
-        for (unsigned d = 0; d < numLoops; ++d) {
-          if (l->coeffs[d] < 0)
-            return failure();
-          if (l->coeffs[d] == 0)
-            continue;
-          if (iterators[d] == utils::IteratorType::reduction &&
-              !isPositionLoop(op, d))
-            window.set(d);
-          else
-            ++positions;
-        }
-        if (positions > 1 || l->constant < 0)
-          return failure();
-      }
-    }
-    if (!anyCompound)
-      return failure();
-    for (OpOperand &init : op.getDpsInitsMutable())
-      if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+    SmallVector<LinearIndex> indices;
+    for (AffineExpr e : compound) {
+      std::optional<LinearIndex> l = linearIndex(e, numLoops);
+      if (!l || l->constant < 0 ||
+          llvm::any_of(l->coeffs, [](int64_t c) { return c < 0; }))
         return failure();
+      for (unsigned d = 0; d < numLoops; ++d)
+        if (l->coeffs[d] != 0 &&
+            iterators[d] == utils::IteratorType::reduction &&
+            !isPositionLoop(op, d))
+          window.set(d);
+      indices.push_back(std::move(*l));
+    }
     // Each compound index keeps exactly one non-window loop.
-    for (OpOperand *in : op.getDpsInputOperands())
-      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults())
-        if (!isa<AffineDimExpr, AffineConstantExpr>(e)) {
-          LinearIndex l = *linearIndex(e, numLoops);
-          int kept = 0;
-          for (unsigned d = 0; d < numLoops; ++d)
-            kept += l.coeffs[d] != 0 && !window.test(d);
-          if (kept != 1)
-            return failure();
-        }
+    for (const LinearIndex &l : indices) {
+      int kept = 0;
+      for (unsigned d = 0; d < numLoops; ++d)
+        kept += l.coeffs[d] != 0 && !window.test(d);
+      if (kept != 1)
+        return failure();
+    }
     int64_t points = 1;
     for (unsigned d : window.set_bits()) {
       points *= ranges[d];

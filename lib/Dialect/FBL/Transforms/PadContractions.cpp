@@ -52,7 +52,9 @@ struct FBLPadContractionsPass
       tile = target.getGemmTile().tile();
       localK = target.getGemmTile().localK;
     }
-    SmallVector<linalg::LinalgOp> candidates;
+    // Each contraction to pad, with its M, N and K loops.
+    SmallVector<std::pair<linalg::LinalgOp, std::array<unsigned, 3>>>
+        candidates;
     module.walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
           op->getParentOfType<linalg::LinalgOp>() ||
@@ -70,15 +72,17 @@ struct FBLPadContractionsPass
         return;
       if (m * n * k < minVolume)
         return;
-      candidates.push_back(op);
+      candidates.push_back({op,
+                            {static_cast<unsigned>(dims->m[0]),
+                             static_cast<unsigned>(dims->n[0]),
+                             static_cast<unsigned>(dims->k[0])}});
     });
 
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> pads;
-    for (linalg::LinalgOp op : candidates) {
-      linalg::ContractionDimensions dims = *linalg::inferContractionDims(op);
+    for (auto [op, mnk] : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      unsigned m = dims.m[0], n = dims.n[0], k = dims.k[0];
+      auto [m, n, k] = mnk;
       // Pad each of M, N, K to the size chosen for it: the multiple of
       // its own padded size.
       SmallVector<int64_t> loops = {m, n, k};
