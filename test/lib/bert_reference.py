@@ -13,6 +13,8 @@ import math
 import numpy as np
 import torch
 
+from torch_layers import layer_norm_of, linear_of, loss_and_grads_of
+
 
 def forward_loss(config, w, input_ids, token_type_ids, attention_mask, labels,
                  task, lora=None):
@@ -28,17 +30,8 @@ def forward_loss(config, w, input_ids, token_type_ids, attention_mask, labels,
     some = next(iter(w.values()))
     dtype = some.dtype
 
-    def linear(x, prefix):
-        y = x @ w[prefix + ".weight"].t()
-        if lora and prefix + ".lora_A.weight" in w:
-            rank, alpha = lora
-            y = y + (alpha / rank) * ((x @ w[prefix + ".lora_A.weight"].t())
-                                      @ w[prefix + ".lora_B.weight"].t())
-        return y + w[prefix + ".bias"]
-
-    def layer_norm(x, prefix):
-        return torch.nn.functional.layer_norm(
-            x, (hidden,), w[prefix + ".weight"], w[prefix + ".bias"], eps)
+    linear = linear_of(w, lora)
+    layer_norm = layer_norm_of(w, hidden, eps)
 
     positions = torch.arange(seq, device=input_ids.device) \
         .unsqueeze(0).expand(batch, seq)
@@ -81,14 +74,8 @@ def forward_loss(config, w, input_ids, token_type_ids, attention_mask, labels,
 def loss_and_grads(config, weights, inputs, task, trainable=None, lora=None):
     """`inputs`: dict of input_ids, token_type_ids, attention_mask, labels
     (integer arrays)."""
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
-                         requires_grad=trainable is None or k in trainable)
-         for k, v in weights.items()}
     t = {k: torch.tensor(np.asarray(v), dtype=torch.long)
          for k, v in inputs.items()}
-    loss = forward_loss(config, w, t["input_ids"], t["token_type_ids"],
-                        t["attention_mask"], t["labels"], task, lora)
-    loss.backward()
-    return float(loss), {k: v.grad.numpy() if v.grad is not None
-                         else np.zeros(v.shape)
-                         for k, v in w.items() if v.requires_grad}
+    return loss_and_grads_of(weights, trainable, lambda w: forward_loss(
+        config, w, t["input_ids"], t["token_type_ids"], t["attention_mask"],
+        t["labels"], task, lora))

@@ -10,8 +10,9 @@ reference itself adds no rounding to the comparison.
 """
 import math
 
-import numpy as np
 import torch
+
+from torch_layers import linear_of, loss_and_grads_of
 
 
 def _activation(config):
@@ -57,15 +58,10 @@ def loss_and_grads(config, weights, ids, labels, lora=None, trainable=None):
     "<prefix>.lora_B.weight" pair in `weights` adds (alpha / rank) B A to
     "<prefix>.weight", as PEFT's LoRA layers do. `trainable` (names) limits
     the returned gradients; None: every weight."""
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
-                         requires_grad=trainable is None or k in trainable)
-         for k, v in weights.items()}
     ids_t = torch.tensor(ids, dtype=torch.long)
     labels_t = torch.tensor(labels, dtype=torch.long)
-    loss = forward_loss(config, w, ids_t, labels_t, lora)
-    loss.backward()
-    return float(loss), {k: t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
-                         for k, t in w.items() if t.requires_grad}
+    return loss_and_grads_of(
+        weights, trainable, lambda w: forward_loss(config, w, ids_t, labels_t, lora))
 
 
 def forward_loss(config, w, ids_t, labels_t, lora=None):
@@ -91,15 +87,7 @@ def forward_loss(config, w, ids_t, labels_t, lora=None):
             return x * (1.0 + weight)
         return weight * x
 
-    def linear(x, prefix):
-        y = x @ w[prefix + ".weight"].t()
-        if lora and prefix + ".lora_A.weight" in w:
-            rank, alpha = lora
-            y = y + (alpha / rank) * ((x @ w[prefix + ".lora_A.weight"].t())
-                                      @ w[prefix + ".lora_B.weight"].t())
-        if prefix + ".bias" in w:
-            y = y + w[prefix + ".bias"]
-        return y
+    linear = linear_of(w, lora)
 
     # cos/sin from float32 inv_freq, as the reference computes them.
     inv = _inv_freq(config, head_dim)

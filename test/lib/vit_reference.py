@@ -13,6 +13,8 @@ import math
 import numpy as np
 import torch
 
+from torch_layers import layer_norm_of, linear_of, loss_and_grads_of
+
 
 def forward_loss(config, w, pixel_values, labels, lora=None):
     hidden = config["hidden_size"]
@@ -22,19 +24,8 @@ def forward_loss(config, w, pixel_values, labels, lora=None):
     patch = config.get("patch_size", 16)
     batch = pixel_values.shape[0]
 
-    def linear(x, prefix):
-        y = x @ w[prefix + ".weight"].t()
-        if lora and prefix + ".lora_A.weight" in w:
-            rank, alpha = lora
-            y = y + (alpha / rank) * ((x @ w[prefix + ".lora_A.weight"].t())
-                                      @ w[prefix + ".lora_B.weight"].t())
-        if prefix + ".bias" in w:
-            y = y + w[prefix + ".bias"]
-        return y
-
-    def layer_norm(x, prefix):
-        return torch.nn.functional.layer_norm(
-            x, (hidden,), w[prefix + ".weight"], w[prefix + ".bias"], eps)
+    linear = linear_of(w, lora)
+    layer_norm = layer_norm_of(w, hidden, eps)
 
     p = "vit.embeddings."
     x = torch.nn.functional.conv2d(
@@ -68,13 +59,7 @@ def forward_loss(config, w, pixel_values, labels, lora=None):
 
 def loss_and_grads(config, weights, pixel_values, labels, trainable=None,
                    lora=None):
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
-                         requires_grad=trainable is None or k in trainable)
-         for k, v in weights.items()}
     pixels = torch.tensor(np.asarray(pixel_values, dtype=np.float64))
-    loss = forward_loss(config, w, pixels,
-                        torch.tensor(np.asarray(labels), dtype=torch.long), lora)
-    loss.backward()
-    return float(loss), {k: v.grad.numpy() if v.grad is not None
-                         else np.zeros(v.shape)
-                         for k, v in w.items() if v.requires_grad}
+    classes = torch.tensor(np.asarray(labels), dtype=torch.long)
+    return loss_and_grads_of(
+        weights, trainable, lambda w: forward_loss(config, w, pixels, classes, lora))

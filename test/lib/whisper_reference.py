@@ -15,6 +15,8 @@ import math
 import numpy as np
 import torch
 
+from torch_layers import layer_norm_of, linear_of, loss_and_grads_of
+
 
 def sinusoids(length, channels, max_timescale=10000):
     increment = np.log(max_timescale) / (channels // 2 - 1)
@@ -30,19 +32,8 @@ def forward_loss(config, w, features, decoder_ids, labels, lora=None):
     batch = features.shape[0]
     gelu = torch.nn.functional.gelu
 
-    def linear(x, prefix):
-        y = x @ w[prefix + ".weight"].t()
-        if lora and prefix + ".lora_A.weight" in w:
-            rank, alpha = lora
-            y = y + (alpha / rank) * ((x @ w[prefix + ".lora_A.weight"].t())
-                                      @ w[prefix + ".lora_B.weight"].t())
-        if prefix + ".bias" in w:
-            y = y + w[prefix + ".bias"]
-        return y
-
-    def norm(x, prefix):
-        return torch.nn.functional.layer_norm(
-            x, (d,), w[prefix + ".weight"], w[prefix + ".bias"], 1e-5)
+    linear = linear_of(w, lora)
+    norm = layer_norm_of(w, d, 1e-5)
 
     def attention(x, prefix, memory=None, causal=False):
         src = x if memory is None else memory
@@ -92,14 +83,8 @@ def forward_loss(config, w, features, decoder_ids, labels, lora=None):
 
 def loss_and_grads(config, weights, features, decoder_ids, labels, trainable=None,
                    lora=None):
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64),
-                         requires_grad=trainable is None or k in trainable)
-         for k, v in weights.items()}
-    loss = forward_loss(config, w,
-                        torch.tensor(np.asarray(features, dtype=np.float64)),
-                        torch.tensor(np.asarray(decoder_ids), dtype=torch.long),
-                        torch.tensor(np.asarray(labels), dtype=torch.long), lora)
-    loss.backward()
-    return float(loss), {k: v.grad.numpy() if v.grad is not None
-                         else np.zeros(v.shape)
-                         for k, v in w.items() if v.requires_grad}
+    feats = torch.tensor(np.asarray(features, dtype=np.float64))
+    dec = torch.tensor(np.asarray(decoder_ids), dtype=torch.long)
+    targets = torch.tensor(np.asarray(labels), dtype=torch.long)
+    return loss_and_grads_of(weights, trainable, lambda w: forward_loss(
+        config, w, feats, dec, targets, lora))
