@@ -41,8 +41,9 @@ import json, sys
 sys.path.insert(0, "test/lib")
 import model_check
 text = open(sys.argv[1]).read()
+inputs = model_check.input_names(text)
 json.dump([[n, d, p] for n, d, e, p in model_check.model_arguments(text)
-           if e != "i64" and n not in ("pixel_values", "input_features")],
+           if n not in inputs],
           open(sys.argv[2], "w"))
 PY
     start=$(date +%s.%N)

@@ -47,6 +47,18 @@ def model_arguments(text):
     return out
 
 
+def input_names(text):
+    """Names of the model's data inputs (token ids, masks, labels, pixels,
+    features): the arguments fbl-model gives no `fbl.init`."""
+    m = re.search(r"func\.func @\w+\((.*?)\)\s*->\s*tensor<f32>", text, re.S)
+    names = set()
+    for a in gradcheck.split_top(m.group(1)):
+        attrs = re.match(r"\s*%\w+\s*:\s*tensor<[^>]*>\s*(\{.*\})?", a, re.S).group(1) or ""
+        if "fbl.init" not in attrs:
+            names.add(re.search(r'fbl\.name\s*=\s*"([^"]*)"', attrs).group(1))
+    return names
+
+
 def config_json(fbl_bin, model):
     """The config the tool read, as a dict (presets are printed by
     fbl-model --print-config)."""
@@ -87,13 +99,15 @@ def random_config(seed):
     return config
 
 
-def draw_weights(args_info, rng, family):
-    weights = {}
+def draw_weights(args_info, rng, family, inputs):
+    """(weights, float inputs) by name, drawn in argument order; `inputs`
+    names the data inputs (integer ones are drawn by the caller)."""
+    weights, floats = {}, {}
     for name, dims, elem, is_param in args_info:
         if elem == "i64":
             continue
-        if name in ("pixel_values", "input_features"):
-            weights[name] = rng.standard_normal(dims).astype(np.float32)
+        if name in inputs:
+            floats[name] = rng.standard_normal(dims).astype(np.float32)
             continue
         if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
             base = 0.0 if family == "gemma" else 1.0
@@ -103,7 +117,7 @@ def draw_weights(args_info, rng, family):
         else:
             v = 0.08 * rng.standard_normal(dims)
         weights[name] = v.astype(np.float32)
-    return weights
+    return weights, floats
 
 
 def compare(tag, got, want, rtol, atol_rel, floor=0.0):
@@ -172,8 +186,10 @@ def main():
             gradcheck.run([tool("fbl-opt"), model, f"--fbl-insert-lora={args.lora}",
                            "-o", lora_model])
             model = lora_model
-        info = model_arguments(open(model).read())
-        weights = draw_weights(info, rng, config["model_type"])
+        text = open(model).read()
+        info = model_arguments(text)
+        data = input_names(text)
+        weights, floats = draw_weights(info, rng, config["model_type"], data)
         vocab = config.get("vocab_size", 1)
         ids = rng.integers(0, vocab, size=(args.batch, args.seq))
         labels = ids.copy()
@@ -212,8 +228,7 @@ def main():
             feeds = {"decoder_input_ids": dec, "labels": labels}
         else:
             feeds = {"input_ids": ids, "labels": labels}
-        num_inputs = sum(1 for a in info if a[2] == "i64" or
-                         a[0] in ("pixel_values", "input_features"))
+        feeds.update(floats)
 
         lora = None
         if args.lora:
@@ -221,32 +236,29 @@ def main():
             lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
         trainable = {a[0] for a in info if a[3]}
         if speech:
-            trainable.discard("input_features")
             ref_loss, ref_grads = whisper_reference.loss_and_grads(
-                config, {k: v for k, v in weights.items() if k != "input_features"},
-                weights["input_features"], feeds["decoder_input_ids"], labels,
-                trainable=trainable, lora=lora)
+                config, weights, feeds["input_features"], feeds["decoder_input_ids"],
+                labels, trainable=trainable, lora=lora)
         elif vision:
-            trainable.discard("pixel_values")
             ref_loss, ref_grads = vit_reference.loss_and_grads(
-                config, {k: v for k, v in weights.items() if k != "pixel_values"},
-                weights["pixel_values"], labels, trainable=trainable, lora=lora)
+                config, weights, feeds["pixel_values"], labels, trainable=trainable,
+                lora=lora)
         elif encoder:
             ref_loss, ref_grads = bert_reference.loss_and_grads(
                 config, weights, feeds, task, trainable=trainable, lora=lora)
         else:
             ref_loss, ref_grads = llm_reference.loss_and_grads(
                 config, weights, ids, labels, lora=lora, trainable=trainable)
-        print(f"{os.path.basename(args.model)}: {len(info) - num_inputs} parameters, "
+        print(f"{os.path.basename(args.model)}: {len(info) - len(data)} parameters, "
               f"reference loss {ref_loss:.6f}")
 
         inputs = []
         for name, dims, elem, is_param in info:
-            if is_param or elem == "f32":
-                inputs.append((dims, elem, weights[name].ravel().tolist()))
-            else:
-                inputs.append((list(feeds[name].shape), "i64",
+            if name in data:
+                inputs.append((list(feeds[name].shape), elem,
                                feeds[name].ravel().tolist()))
+            else:
+                inputs.append((dims, elem, weights[name].ravel().tolist()))
         params = [i for i, a in enumerate(info) if a[3]]
         oracle = e2e_check.oracle_results(tool("fbl-opt"), model, "model", inputs,
                                           params, args.llvm_bin)
