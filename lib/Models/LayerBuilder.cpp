@@ -93,8 +93,8 @@ Value LayerBuilder::linear(Value x, Value weight, Value bias) {
                  });
 }
 
-Value LayerBuilder::activation(OpBuilder &ob, Value g) {
-  switch (c.activation) {
+Value LayerBuilder::activation(OpBuilder &ob, Value g, Activation kind) {
+  switch (kind) {
   case Activation::SiLU: {
     // g * sigmoid(g)
     Value e = math::ExpOp::create(ob, loc, arith::NegFOp::create(ob, loc, g));
@@ -125,6 +125,24 @@ Value LayerBuilder::activation(OpBuilder &ob, Value g) {
   }
   }
   llvm_unreachable("activation");
+}
+
+Value LayerBuilder::padded(Value x, ArrayRef<int64_t> low,
+                           ArrayRef<int64_t> high) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (auto [d, l, h] : llvm::zip_equal(type.getShape(), low, high))
+    shape.push_back(d + l + h);
+  auto pad = tensor::PadOp::create(b, loc, tensor(shape), x, low, high,
+                                   ValueRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  Region &region = pad.getRegion();
+  Block *block = b.createBlock(&region, region.end(),
+                               SmallVector<Type>(shape.size(), b.getIndexType()),
+                               SmallVector<Location>(shape.size(), loc));
+  b.setInsertionPointToStart(block);
+  tensor::YieldOp::create(b, loc, f32Const(b, 0.0));
+  return pad.getResult();
 }
 
 Value LayerBuilder::layerNorm(Value x, Value weight, Value bias, double eps) {

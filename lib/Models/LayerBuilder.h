@@ -68,7 +68,13 @@ protected:
   /// optional bias [out].
   mlir::Value linear(mlir::Value x, mlir::Value weight, mlir::Value bias);
   /// The config's activation of one scalar.
-  mlir::Value activation(mlir::OpBuilder &ob, mlir::Value g);
+  mlir::Value activation(mlir::OpBuilder &ob, mlir::Value g) {
+    return activation(ob, g, c.activation);
+  }
+  mlir::Value activation(mlir::OpBuilder &ob, mlir::Value g, Activation kind);
+  /// x zero-padded by `low` and `high` elements per dim (tensor.pad).
+  mlir::Value padded(mlir::Value x, llvm::ArrayRef<int64_t> low,
+                     llvm::ArrayRef<int64_t> high);
   /// LayerNorm over the last dim of x [R, H]: (x - mean) / sqrt(var + eps)
   /// * weight + bias, mean and (biased) variance as keepdim reductions.
   mlir::Value layerNorm(mlir::Value x, mlir::Value weight, mlir::Value bias,
@@ -139,6 +145,10 @@ void buildSpeechBody(mlir::OpBuilder &b, mlir::Location loc,
                      const ModelConfig &c, TrainingShape shape,
                      mlir::func::FuncOp func);
 std::vector<ParameterInfo> speechParameters(const ModelConfig &c);
+void buildDiffusionBody(mlir::OpBuilder &b, mlir::Location loc,
+                        const ModelConfig &c, TrainingShape shape,
+                        mlir::func::FuncOp func);
+std::vector<ParameterInfo> diffusionParameters(const ModelConfig &c);
 
 } // namespace fbl::models
 

@@ -27,6 +27,18 @@ TrainingShape fbl::models::modelShape(const ModelConfig &c,
 
 std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
                                                 TrainingShape shape) {
+  if (c.isDiffusion()) {
+    std::vector<int64_t> latents = {shape.batch, c.inChannels, c.sampleSize,
+                                    c.sampleSize};
+    std::vector<int64_t> noise = latents;
+    noise[1] = c.outChannels;
+    return {{"sample", latents, /*isFloat=*/true},
+            {"timestep", {shape.batch}},
+            {"encoder_hidden_states",
+             {shape.batch, shape.seq, c.crossAttentionDim},
+             /*isFloat=*/true},
+            {"noise", noise, /*isFloat=*/true}};
+  }
   if (c.isSpeech())
     return {{"input_features",
              {shape.batch, c.numMelBins, 2 * c.maxSourcePositions},
@@ -52,6 +64,8 @@ std::vector<InputInfo> fbl::models::modelInputs(const ModelConfig &c,
 
 std::vector<ParameterInfo>
 fbl::models::modelParameters(const ModelConfig &config) {
+  if (config.isDiffusion())
+    return diffusionParameters(config);
   if (config.isSpeech())
     return speechParameters(config);
   if (config.isVision())
@@ -80,7 +94,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     return module.emitError("model builder: seq ")
            << shape.seq << " exceeds max_position_embeddings "
            << config.maxPositions;
-  bool fits = config.isSpeech()   ? config.task == Task::SpeechToText
+  bool fits = config.isDiffusion() ? config.task == Task::NoisePrediction
+              : config.isSpeech()   ? config.task == Task::SpeechToText
               : config.isVision() ? config.task == Task::ImageClassification
               : config.isEncoder()
                   ? config.task == Task::MaskedLM ||
@@ -90,7 +105,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     return module.emitError("model builder: a ")
            << config.familyName() << " model cannot be trained as "
            << config.taskName()
-           << (config.isSpeech()    ? " (speech-to-text)"
+           << (config.isDiffusion() ? " (noise-prediction)"
+               : config.isSpeech()  ? " (speech-to-text)"
                : config.isVision()  ? " (image-classification)"
                : config.isEncoder() ? " (masked-lm or classification)"
                                     : " (causal-lm)");
@@ -124,7 +140,9 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
     func.setArgAttr(a, "fbl.name", b.getStringAttr(p.name));
     func.setArgAttr(a, "fbl.init", b.getStringAttr(p.init));
   }
-  if (config.isSpeech())
+  if (config.isDiffusion())
+    buildDiffusionBody(b, loc, config, shape, func);
+  else if (config.isSpeech())
     buildSpeechBody(b, loc, config, shape, func);
   else if (config.isVision())
     buildVisionBody(b, loc, config, shape, func);

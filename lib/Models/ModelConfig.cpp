@@ -1,11 +1,14 @@
 //===- ModelConfig.cpp - Hugging Face-style model configurations ----------===//
 
 #include "fbl/Models/ModelConfig.h"
+#include "fbl/Models/Model.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <limits>
 
 using namespace fbl::models;
 using llvm::Expected;
@@ -153,6 +156,128 @@ static Expected<ModelConfig> parseWhisper(ModelConfig c, Reader &r,
   return c;
 }
 
+/// diffusers' UNet2DConditionModel fields. `attention_head_dim` is, as
+/// diffusers reads it for SD-1.x/2.x, the number of heads of each level (one
+/// integer for all or a list); every level's down block is either
+/// CrossAttnDownBlock2D or DownBlock2D and its up block the mirror one.
+static Expected<ModelConfig> parseUNet(ModelConfig c,
+                                       const llvm::json::Object &object,
+                                       Reader &r, StringRef origin) {
+  c.task = Task::NoisePrediction;
+  c.modelType = "unet";
+  c.inChannels = r.integer("in_channels", 4);
+  c.outChannels = r.integer("out_channels", 4);
+  c.sampleSize = r.integer("sample_size", 64);
+  c.layersPerBlock = r.integer("layers_per_block", 2);
+  c.crossAttentionDim = r.integer("cross_attention_dim", 1280);
+  c.normGroups = r.integer("norm_num_groups", 32);
+  c.normEps = r.number("norm_eps", 1e-5);
+  c.flipSinToCos = r.boolean("flip_sin_to_cos", true);
+  c.freqShift = r.number("freq_shift", 0.0, /*positive=*/false);
+  c.layerNormEps = 1e-5; // BasicTransformerBlock's LayerNorms
+  c.activation = Activation::SiLU;
+  c.initializerRange = 0.02;
+  auto integers = [&](StringRef key) {
+    std::vector<int64_t> values;
+    const llvm::json::Value *v = object.get(key);
+    const llvm::json::Array *list = v ? v->getAsArray() : nullptr;
+    if (!list) {
+      r.fail(llvm::formatv("field '{0}' must be a list of integers", key));
+      return values;
+    }
+    for (const llvm::json::Value &e : *list) {
+      std::optional<int64_t> i = e.getAsInteger();
+      if (!i || *i < 1)
+        r.fail(llvm::formatv("field '{0}' must hold positive integers", key));
+      values.push_back(i.value_or(1));
+    }
+    return values;
+  };
+  auto strings = [&](StringRef key) {
+    std::vector<std::string> values;
+    const llvm::json::Value *v = object.get(key);
+    const llvm::json::Array *list = v ? v->getAsArray() : nullptr;
+    if (!list)
+      r.fail(llvm::formatv("field '{0}' must be a list of block names", key));
+    for (const llvm::json::Value &e : list ? *list : llvm::json::Array())
+      values.push_back(e.getAsString().value_or("").str());
+    return values;
+  };
+  c.blockOutChannels = integers("block_out_channels");
+  std::vector<std::string> down = strings("down_block_types");
+  std::vector<std::string> up = strings("up_block_types");
+  if (const llvm::json::Value *h = object.get("attention_head_dim");
+      h && h->getAsArray())
+    c.unetHeads = integers("attention_head_dim");
+  else
+    c.unetHeads.assign(c.blockOutChannels.size(),
+                       r.integer("attention_head_dim", 8));
+  std::optional<StringRef> act = r.string("act_fn");
+  if (act && *act != "silu")
+    r.fail("act_fn '" + *act + "' is not supported (silu)");
+  if (r.boolean("use_linear_projection", false))
+    r.fail("use_linear_projection = true is not supported (SD-1.x's 1x1 "
+           "convolutions)");
+  if (r.boolean("center_input_sample", false))
+    r.fail("center_input_sample = true is not supported");
+  if (r.integer("downsample_padding", 1) != 1)
+    r.fail("downsample_padding other than 1 is not supported");
+  if (r.number("mid_block_scale_factor", 1.0) != 1.0)
+    r.fail("mid_block_scale_factor other than 1 is not supported");
+  for (StringRef key : {"transformer_layers_per_block", "class_embed_type",
+                        "addition_embed_type", "time_cond_proj_dim"})
+    if (const llvm::json::Value *v = object.get(key))
+      if (v->kind() != llvm::json::Value::Null &&
+          !(key == "transformer_layers_per_block" && v->getAsInteger() == 1))
+        r.fail("field '" + key + "' is not supported");
+  if (llvm::Error e = r.takeError())
+    return std::move(e);
+
+  size_t levels = c.blockOutChannels.size();
+  if (levels == 0 || down.size() != levels || up.size() != levels ||
+      c.unetHeads.size() != levels)
+    return error(origin, llvm::formatv(
+                             "block_out_channels, down_block_types, "
+                             "up_block_types and attention_head_dim must "
+                             "have one entry per level ({0}, {1}, {2}, {3})",
+                             levels, down.size(), up.size(),
+                             c.unetHeads.size()));
+  for (size_t i = 0; i < levels; ++i) {
+    bool cross = down[i] == "CrossAttnDownBlock2D";
+    if (!cross && down[i] != "DownBlock2D")
+      return error(origin, "down block '" + down[i] +
+                               "' is not supported (CrossAttnDownBlock2D, "
+                               "DownBlock2D)");
+    StringRef mirror = up[levels - 1 - i];
+    if (mirror != (cross ? "CrossAttnUpBlock2D" : "UpBlock2D"))
+      return error(origin, llvm::formatv("up block {0} '{1}' does not mirror "
+                                         "down block {2} '{3}'",
+                                         levels - 1 - i, mirror, i, down[i]));
+    c.crossAttentionBlocks.push_back(cross);
+    int64_t ch = c.blockOutChannels[i];
+    if (ch % c.normGroups != 0)
+      return error(origin, llvm::formatv("block_out_channels {0} is not a "
+                                         "multiple of norm_num_groups {1}",
+                                         ch, c.normGroups));
+    if (ch % c.unetHeads[i] != 0)
+      return error(origin, llvm::formatv("block_out_channels {0} is not a "
+                                         "multiple of its {1} heads",
+                                         ch, c.unetHeads[i]));
+  }
+  if (c.sampleSize % (int64_t(1) << (levels - 1)) != 0)
+    return error(origin, llvm::formatv("sample_size {0} does not halve {1} "
+                                       "times",
+                                       c.sampleSize, levels - 1));
+  if (c.blockOutChannels.front() % 2 != 0)
+    return error(origin, "block_out_channels[0] must be even (the timestep's "
+                         "sinusoids come in sine and cosine halves)");
+  c.hiddenSize = c.blockOutChannels.front();
+  c.numHeads = c.unetHeads.front();
+  c.numLayers = static_cast<int64_t>(levels);
+  c.maxPositions = std::numeric_limits<int32_t>::max();
+  return c;
+}
+
 Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
   Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
@@ -163,6 +288,14 @@ Expected<ModelConfig> ModelConfig::parse(StringRef text, StringRef origin) {
 
   Reader r(*object, origin);
   ModelConfig c;
+  // diffusers' configs name their class instead of a model type.
+  if (std::optional<StringRef> cls = r.string("_class_name")) {
+    if (*cls != "UNet2DConditionModel")
+      return error(origin, "_class_name '" + *cls +
+                               "' is not supported (UNet2DConditionModel)");
+    c.family = Family::UNet;
+    return parseUNet(c, *object, r, origin);
+  }
   std::optional<StringRef> type = r.string("model_type");
   if (!type) {
     if (llvm::Error e = r.takeError())
@@ -376,6 +509,16 @@ llvm::ArrayRef<StringRef> fbl::models::presetNames() {
 }
 
 int64_t ModelConfig::numParameters() const {
+  if (isDiffusion()) {
+    int64_t total = 0;
+    for (const ParameterInfo &p : modelParameters(*this)) {
+      int64_t n = 1;
+      for (int64_t d : p.shape)
+        n *= d;
+      total += n;
+    }
+    return total;
+  }
   if (isSpeech()) {
     int64_t h = hiddenSize, in = intermediateSize;
     int64_t attention = 4 * h * h + 3 * h; // k has no bias
@@ -433,6 +576,8 @@ StringRef ModelConfig::familyName() const {
     return "vit";
   case Family::Whisper:
     return "whisper";
+  case Family::UNet:
+    return "unet";
   }
   return "";
 }
@@ -449,6 +594,8 @@ StringRef ModelConfig::taskName() const {
     return "image-classification";
   case Task::SpeechToText:
     return "speech-to-text";
+  case Task::NoisePrediction:
+    return "noise-prediction";
   }
   return "";
 }
@@ -460,5 +607,6 @@ std::optional<Task> fbl::models::parseTask(StringRef name) {
       .Case("classification", Task::SequenceClassification)
       .Case("image-classification", Task::ImageClassification)
       .Case("speech-to-text", Task::SpeechToText)
+      .Case("noise-prediction", Task::NoisePrediction)
       .Default(std::nullopt);
 }

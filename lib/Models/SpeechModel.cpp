@@ -58,30 +58,17 @@ private:
 Value SpeechBuilder::conv1d(Value x, int64_t stride) {
   // x [B, C, L] -> pad 1 on both sides -> conv_1d_ncw_fcw (kernel 3) + bias.
   Value w = param(), bias = param();
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t ch = type.getDimSize(1), len = type.getDimSize(2);
+  int64_t len = cast<RankedTensorType>(x.getType()).getDimSize(2);
   int64_t f = cast<RankedTensorType>(w.getType()).getDimSize(0);
   int64_t out = (len + 2 - 3) / stride + 1;
-  Value zero = f32Const(b, 0.0);
-  auto padded = tensor::PadOp::create(
-      b, loc, tensor({batch, ch, len + 2}), x, ArrayRef<int64_t>{0, 0, 1},
-      ArrayRef<int64_t>{0, 0, 1}, ValueRange{}, ValueRange{});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Region &region = padded.getRegion();
-    Block *block = b.createBlock(&region, region.end(),
-                                 SmallVector<Type>(3, b.getIndexType()),
-                                 SmallVector<Location>(3, loc));
-    b.setInsertionPointToStart(block);
-    tensor::YieldOp::create(b, loc, zero);
-  }
+  Value in = padded(x, {0, 0, 1}, {0, 0, 1});
   auto strides = DenseIntElementsAttr::get(
       RankedTensorType::get({1}, b.getI64Type()), ArrayRef<int64_t>{stride});
   auto dilations = DenseIntElementsAttr::get(
       RankedTensorType::get({1}, b.getI64Type()), ArrayRef<int64_t>{1});
   Value y = linalg::Conv1DNcwFcwOp::create(
                 b, loc, TypeRange{tensor({batch, f, out})},
-                ValueRange{padded.getResult(), w},
+                ValueRange{in, w},
                 ValueRange{filled({batch, f, out}, 0.0)}, strides, dilations)
                 .getResult(0);
   AffineExpr fd = b.getAffineDimExpr(1);

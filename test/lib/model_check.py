@@ -30,6 +30,7 @@ import e2e_check  # noqa: E402
 import gradcheck  # noqa: E402
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
+import sd_unet_reference  # noqa: E402
 import vit_reference  # noqa: E402
 import whisper_reference  # noqa: E402
 
@@ -109,7 +110,7 @@ def draw_weights(args_info, rng, family, inputs):
         if name in inputs:
             floats[name] = rng.standard_normal(dims).astype(np.float32)
             continue
-        if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
+        if re.search(r"(norm\d?|norm_out|LayerNorm)\.weight$", name):
             base = 0.0 if family == "gemma" else 1.0
             v = base + 0.1 * rng.standard_normal(dims)
         elif name.endswith(".bias"):
@@ -189,15 +190,17 @@ def main():
         text = open(model).read()
         info = model_arguments(text)
         data = input_names(text)
-        weights, floats = draw_weights(info, rng, config["model_type"], data)
+        diffusion = config.get("_class_name") == "UNet2DConditionModel"
+        family = "unet" if diffusion else config["model_type"]
+        weights, floats = draw_weights(info, rng, family, data)
         vocab = config.get("vocab_size", 1)
         ids = rng.integers(0, vocab, size=(args.batch, args.seq))
         labels = ids.copy()
         labels[0, args.seq // 2] = -100  # an ignored position counts for nothing
         labels[-1, -1] = -100
-        encoder = config["model_type"] == "bert"
-        vision = config["model_type"] == "vit"
-        speech = config["model_type"] == "whisper"
+        encoder = family == "bert"
+        vision = family == "vit"
+        speech = family == "whisper"
         task = args.task or ("classification" if encoder and any(
             a.endswith("ForSequenceClassification")
             for a in config.get("architectures", [])) else "masked-lm")
@@ -219,6 +222,10 @@ def main():
         elif vision:
             labels = rng.integers(0, config.get("num_labels", 2), size=(args.batch,))
             feeds = {"labels": labels}
+        elif diffusion:
+            # Timesteps over the scheduler's whole range: the sinusoids of
+            # t = 999 are where float32 angles lose the most.
+            feeds = {"timestep": rng.integers(0, 1000, size=(args.batch,))}
         elif speech:
             # The decoder reads the labels shifted right behind its start
             # token (-100 shown as padding), as Whisper's training does.
@@ -235,7 +242,10 @@ def main():
             opts = dict(kv.split("=", 1) for kv in args.lora.split())
             lora = (int(opts["rank"]), float(opts.get("alpha", opts["rank"])))
         trainable = {a[0] for a in info if a[3]}
-        if speech:
+        if diffusion:
+            ref_loss, ref_grads = sd_unet_reference.loss_and_grads(
+                config, weights, feeds, trainable=trainable, lora=lora)
+        elif speech:
             ref_loss, ref_grads = whisper_reference.loss_and_grads(
                 config, weights, feeds["input_features"], feeds["decoder_input_ids"],
                 labels, trainable=trainable, lora=lora)

@@ -59,6 +59,24 @@ static int fail(const Twine &message) {
 }
 
 static void printDescription(raw_ostream &os, const ModelConfig &c) {
+  if (c.isDiffusion()) {
+    std::string channels, heads, blocks;
+    for (auto [ch, h, cross] : llvm::zip_equal(
+             c.blockOutChannels, c.unetHeads, c.crossAttentionBlocks)) {
+      channels += (channels.empty() ? "" : ",") + std::to_string(ch);
+      heads += (heads.empty() ? "" : ",") + std::to_string(h);
+      blocks += blocks.empty() ? "" : ",";
+      blocks += cross ? "cross-attention" : "resnet";
+    }
+    os << formatv("family {0} (UNet2DConditionModel), {1}, levels of "
+                  "{2} channels ({3}; heads {4}), {5} ResNet blocks per down "
+                  "block, {6} groups, {7}x{7} latents of {8} channels, text "
+                  "context {9} wide, {10:N} parameters\n",
+                  c.familyName(), c.taskName(), channels, blocks, heads,
+                  c.layersPerBlock, c.normGroups, c.sampleSize, c.inChannels,
+                  c.crossAttentionDim, c.numParameters());
+    return;
+  }
   if (c.isSpeech()) {
     os << formatv("family {0} (model_type {1}), {2}, {3} encoder and {4} "
                   "decoder layers, d_model {5}, ffn {6}, heads {7} (head_dim "

@@ -18,11 +18,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fbl::models {
 
 /// The families the builder knows, by `model_type`.
-enum class Family { Llama, Qwen2, Gemma, Bert, Vit, Whisper };
+enum class Family { Llama, Qwen2, Gemma, Bert, Vit, Whisper, UNet };
 
 /// What the model is trained to predict, from the config's
 /// `architectures` (e.g. `BertForMaskedLM`); tools may override it.
@@ -32,6 +33,7 @@ enum class Task {
   SequenceClassification, ///< one label per sequence, from the first token
   ImageClassification,    ///< one label per image, from the class token
   SpeechToText, ///< token cross-entropy of a decoder reading an audio encoder
+  NoisePrediction, ///< MSE of a diffusion UNet's predicted noise
 };
 
 /// Feed-forward activations (`hidden_act` / `hidden_activation`).
@@ -83,6 +85,18 @@ struct ModelConfig {
   // numMelBins.
   int64_t numEncoderLayers = 0, numMelBins = 0, maxSourcePositions = 0;
   int64_t decoderStartTokenId = -1;
+  // Diffusion UNets (diffusers' UNet2DConditionModel, `_class_name`): one
+  // entry per resolution level in `blockOutChannels`, `unetHeads` and
+  // `crossAttentionBlocks` (whether its down and up blocks carry spatial
+  // transformers, the up blocks' in reverse); the training shape's seq is
+  // the text context's length.
+  std::vector<int64_t> blockOutChannels, unetHeads;
+  std::vector<bool> crossAttentionBlocks;
+  int64_t inChannels = 4, outChannels = 4, sampleSize = 64;
+  int64_t layersPerBlock = 2, crossAttentionDim = 768, normGroups = 32;
+  double normEps = 1e-5;
+  bool flipSinToCos = true;
+  double freqShift = 0.0;
 
   /// Encoders attend both ways and train no causal LM.
   bool isEncoder() const {
@@ -90,6 +104,7 @@ struct ModelConfig {
   }
   bool isSpeech() const { return family == Family::Whisper; }
   bool isVision() const { return family == Family::Vit; }
+  bool isDiffusion() const { return family == Family::UNet; }
   /// Patches of an image (ViT), its class token excluded.
   int64_t numPatches() const {
     return isVision() ? (imageSize / patchSize) * (imageSize / patchSize) : 0;
@@ -108,8 +123,11 @@ struct ModelConfig {
   llvm::StringRef familyName() const;
   llvm::StringRef taskName() const;
   /// The modules LoRA adapts unless told otherwise, as PEFT's defaults per
-  /// model type: the query and value projections.
+  /// model type: the query and value projections; for a diffusion UNet
+  /// those of diffusers' SD LoRA scripts, every attention projection.
   llvm::StringRef defaultLoraTargets() const {
+    if (isDiffusion())
+      return "to_k,to_q,to_v,to_out.0";
     return isEncoder() ? "query,value" : "q_proj,v_proj";
   }
 };
