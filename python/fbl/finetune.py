@@ -63,6 +63,7 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
              weights: Optional[PathLike] = None,
              tokenizer: Optional[PathLike] = None,
              labels: Optional[PathLike] = None,
+             context: Optional[PathLike] = None,
              lora: Optional[dict] = None, full: bool = False,
              steps: int = 200, seq: int = 128, batch: int = 4,
              lr: float = 1e-3, policy: str = "fblayout",
@@ -76,7 +77,9 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
     """Fine-tunes `model` on the text in `data` (a file or a folder) — or,
     for a classifier (ViT, BERT for sequence classification), on the
     examples of `data` (.npy: images [N, C, S, S] or token ids [N, S]) with
-    the integer labels of `labels` (.npy of N) — and
+    the integer labels of `labels` (.npy of N); for a diffusion UNet, on the
+    latents of `data` (.npy [N, C, S, S]) under the text encoder hidden
+    states of `context` (.npy [N, L, D]), noised at random timesteps — and
     writes the adapters (or with full=True the weights) as safetensors,
     loss.csv, loss.svg and summary.json into `save`; returns the summary.
 
@@ -88,7 +91,7 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
     lora: {"rank": 8, "alpha": 16, "targets": ["q_proj", "v_proj"],
     "trainable": [...]}; missing keys take fbl-finetune's defaults.
     callback(step, loss, tokens_per_second) is called on every progress line
-    (samples per second for a classifier).
+    (samples per second for a classifier or a UNet).
     Raises fbl.Error with fbl-finetune's one-line message on failure.
     """
     if policy not in POLICIES:
@@ -111,6 +114,8 @@ def finetune(model: PathLike, data: PathLike, save: PathLike, *,
         cmd += ["--tokenizer", _arg(tokenizer)]
     if labels is not None:
         cmd += ["--labels", _arg(labels)]
+    if context is not None:
+        cmd += ["--context", _arg(context)]
     if full:
         cmd.append("--full")
     if lora:

@@ -3,7 +3,8 @@
 #
 # fbl.finetune on a classifier and on Whisper: the tiny ViT from images and
 # class labels (.npy), the tiny Whisper from log-mel features and transcript
-# token ids, each a few full fine-tuning steps on the local device; the
+# token ids, each a few full fine-tuning steps on the local device, and the
+# tiny SD UNet from latents and text context (LoRA); the
 # progress callback sees samples/s (ViT) and tokens/s (Whisper) lines; a
 # label out of range is an fbl.Error with fbl-finetune's one line.
 
@@ -41,6 +42,18 @@ summary = fbl.finetune("tiny-whisper", os.path.join(out, "mel.npy"),
 # CHECK: whisper: speech-to-text, seq 5, tokens/s > 0 True
 print(f"whisper: {summary['task']}, seq {summary['seq']}, tokens/s > 0",
       summary["tokens_per_second"] > 0)
+
+latents = (0.5 * rng.standard_normal((4, 4, 8, 8))).astype(np.float32)
+context = rng.standard_normal((4, 5, 24)).astype(np.float32)
+np.save(os.path.join(out, "latents.npy"), latents)
+np.save(os.path.join(out, "context.npy"), context)
+summary = fbl.finetune("tiny-sd-unet", os.path.join(out, "latents.npy"),
+                       os.path.join(out, "unet"), context=os.path.join(out, "context.npy"),
+                       steps=2, batch=2, cache_dir="none")
+# CHECK: unet: noise-prediction, 4 examples, samples/s > 0 True, adapters True
+adapters = os.path.exists(os.path.join(out, "unet", "adapter_model.safetensors"))
+print(f"unet: {summary['task']}, {summary['data_examples']} examples, "
+      f"samples/s > 0 {summary['samples_per_second'] > 0}, adapters {adapters}")
 
 np.save(os.path.join(out, "bad.npy"), np.full(12, 10))
 try:

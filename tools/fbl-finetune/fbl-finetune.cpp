@@ -10,7 +10,9 @@
 // or BERT learning masked tokens: 15% of the positions, 80% of those shown
 // as [MASK], 10% as a random token, 10% unchanged; or a classifier — ViT,
 // BERT for sequence classification — learning the labels of --labels for
-// the examples of --data, both .npy), adds LoRA adapters (or
+// the examples of --data, both .npy; or a diffusion UNet learning to predict
+// the noise added to the latents of --data under the text context of
+// --context, both .npy), adds LoRA adapters (or
 // trains every weight), compiles the AdamW training step for the local OpenCL
 // device (cached), then streams batches of the text through it, tokenized by
 // the model's tokenizer.json (BPE, Tokenizer.h) or byte by byte, keeping
@@ -23,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ClassData.h"
+#include "DiffusionData.h"
 #include "CompileStep.h"
 #include "TextData.h"
 #include "Tokenizer.h"
@@ -75,6 +78,11 @@ cl::opt<std::string> labelsPath(
     "labels",
     cl::desc("Classifiers: an .npy of N integer labels, one per example "
              "of --data"),
+    cl::value_desc("file.npy"), cl::cat(category));
+cl::opt<std::string> contextPath(
+    "context",
+    cl::desc("Diffusion UNets: an .npy of the text encoder's hidden states "
+             "[N, L, D], one per latent of --data [N, C, S, S]"),
     cl::value_desc("file.npy"), cl::cat(category));
 cl::opt<std::string> tokenizerFile(
     "tokenizer",
@@ -252,6 +260,21 @@ std::string pathIn(StringRef dir, StringRef name) {
   return std::string(path);
 }
 
+/// PEFT's task_type for the adapters of a model trained on `task`; none
+/// (null) where PEFT has no such task (masked LM, images, diffusers' UNets).
+json::Value peftTaskType(models::Task task) {
+  switch (task) {
+  case models::Task::CausalLM:
+    return "CAUSAL_LM";
+  case models::Task::SequenceClassification:
+    return "SEQ_CLS";
+  case models::Task::SpeechToText:
+    return "SEQ_2_SEQ_LM";
+  default:
+    return nullptr;
+  }
+}
+
 /// Inputs of the compiled step, found by name.
 struct StepInputs {
   size_t ids = 0, labels = 0;
@@ -259,6 +282,14 @@ struct StepInputs {
   std::optional<size_t> tokenTypes, attentionMask;
   /// A speech model's decoder inputs: the labels shifted right.
   std::optional<size_t> decoderIds;
+  /// A diffusion UNet's timesteps and text context (ids: the noised
+  /// latents, labels: the noise).
+  std::optional<size_t> timesteps, context;
+  /// Whether input `i` is data the loop sets each step.
+  bool isData(size_t i) const {
+    return i == ids || i == labels || i == tokenTypes || i == attentionMask ||
+           i == decoderIds || i == timesteps || i == context;
+  }
   std::vector<size_t> params;  ///< trained (updated by the step)
   std::vector<size_t> weights; ///< named, neither data nor optimizer state
   std::vector<int64_t> shape(fbl_session *s, size_t index) const {
@@ -280,12 +311,20 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 StepInputs findInputs(fbl_session *session) {
   StepInputs in;
-  // The examples: token ids, or a vision model's pixels.
+  // The examples: token ids, a vision model's pixels, a speech model's
+  // features or a UNet's noised latents; what the loss compares with.
   if (fbl_session_find_input(session, "pixel_values", &in.ids) != FBL_OK &&
-      fbl_session_find_input(session, "input_features", &in.ids) != FBL_OK)
+      fbl_session_find_input(session, "input_features", &in.ids) != FBL_OK &&
+      fbl_session_find_input(session, "sample", &in.ids) != FBL_OK)
     check(fbl_session_find_input(session, "input_ids", &in.ids));
-  check(fbl_session_find_input(session, "labels", &in.labels));
+  if (fbl_session_find_input(session, "noise", &in.labels) != FBL_OK)
+    check(fbl_session_find_input(session, "labels", &in.labels));
   size_t index;
+  if (fbl_session_find_input(session, "timestep", &index) == FBL_OK)
+    in.timesteps = index;
+  if (fbl_session_find_input(session, "encoder_hidden_states", &index) ==
+      FBL_OK)
+    in.context = index;
   if (fbl_session_find_input(session, "token_type_ids", &index) == FBL_OK)
     in.tokenTypes = index;
   if (fbl_session_find_input(session, "attention_mask", &index) == FBL_OK)
@@ -304,8 +343,7 @@ StepInputs findInputs(fbl_session *session) {
     int isParam = 0;
     check(
         fbl_session_tensor_info(session, 0, i, dims, &rank, &dtype, &isParam));
-    if (i == in.ids || i == in.labels || i == in.tokenTypes ||
-        i == in.attentionMask || i == in.decoderIds || name.empty() ||
+    if (in.isData(i) || name.empty() ||
         fbl_session_input_is_step_count(session, i))
       continue;
     if (isParam)
@@ -493,13 +531,26 @@ int main(int argc, char **argv) {
       haveModel && (config.task == models::Task::SequenceClassification ||
                     config.task == models::Task::ImageClassification ||
                     config.task == models::Task::SpeechToText);
+  // A diffusion UNet learns noised latents under their text context.
+  bool diffusion = haveModel && config.isDiffusion();
+  if (diffusion != !contextPath.empty())
+    die(diffusion ? "'" + modelName +
+                        "' is a diffusion UNet: give --data (an .npy of N "
+                        "latents) and --context (an .npy of their N text "
+                        "encoder hidden states)"
+                  : "--context is for diffusion UNets; '" + modelName +
+                        "' is not one");
+  if (diffusion && !labelsPath.empty())
+    die("--labels is for classifiers; a diffusion UNet reads --context");
+  if (diffusion && printTokens)
+    die("--print-tokens reads text; '" + modelName + "' is a diffusion UNet");
   if (classify && labelsPath.empty())
     die("'" + modelName + "' is " +
         std::string(config.isVision() ? "an " : "a ") +
         config.taskName().str() +
         " model: give --labels (an .npy of N integer labels) and --data "
         "(an .npy of N examples)");
-  if (!classify && !labelsPath.empty())
+  if (!classify && !diffusion && !labelsPath.empty())
     die("--labels is for classifiers; '" + modelName + "' learns " +
         config.taskName().str() + " from text");
   if (classify && printTokens)
@@ -526,6 +577,19 @@ int main(int argc, char **argv) {
       seqLen = examples->labelsPerExample();
     else if (!config.isVision())
       seqLen = examples->exampleShape()[0];
+  }
+  bool fromText = !classify && !diffusion;
+  std::optional<DiffusionData> latents;
+  if (diffusion) {
+    DiffusionData::Expect expect;
+    expect.channels = config.inChannels;
+    expect.size = config.sampleSize;
+    expect.contextWidth = config.crossAttentionDim;
+    if (config.inChannels != config.outChannels)
+      die("'" + modelName + "' predicts other channels than it reads; "
+          "noise prediction needs in_channels = out_channels");
+    latents = orDie(DiffusionData::load(dataPath, contextPath, expect));
+    seqLen = latents->contextLength();
   }
   // Masked-LM training replaces tokens by the model's [MASK].
   bool masked = haveModel && config.task == models::Task::MaskedLM;
@@ -564,7 +628,7 @@ int main(int argc, char **argv) {
                   tokenizerFile, bpe->maxId(), config.vocabSize));
     if (configBos >= 0)
       bos = bpe->bosFromTemplate().value_or(configBos);
-  } else if (haveModel && !classify) {
+  } else if (haveModel && fromText) {
     byteTokenizer.byteBase = config.vocabSize >= 32000 ? 3 : 0;
     if (byteTokenizer.byteBase + 256 > config.vocabSize)
       die(formatv("the byte tokenizer needs 256 token ids but vocab_size is "
@@ -574,7 +638,7 @@ int main(int argc, char **argv) {
   byteTokenizer.bos = bos;
   std::string tokenizerName =
       bpe ? tokenizerFile.getValue() : std::string("byte-level");
-  if (!classify)
+  if (fromText)
     text = orDie(TextData::load(
         dataPath, [&](StringRef text, std::vector<int64_t> &ids) {
           if (!bpe) {
@@ -626,11 +690,18 @@ int main(int argc, char **argv) {
                     "{6:N} parameters\n",
                     modelName, config.familyName(), config.taskName(),
                     config.numLayers, config.hiddenSize,
-                    config.isVision()
+                    diffusion ? formatv("{0}x{0} latents", config.sampleSize).str()
+                    : config.isVision()
                         ? formatv("{0} labels", config.numLabels).str()
                         : formatv("vocab {0}", config.vocabSize).str(),
                     config.numParameters());
-  if (examples) {
+  if (latents) {
+    outs() << formatv("data {0}: {1:N} latents of {2}x{3}x{3}, context {4} "
+                      "({5} x {6})\n",
+                      dataPath, latents->numExamples(), config.inChannels,
+                      config.sampleSize, contextPath, latents->contextLength(),
+                      config.crossAttentionDim);
+  } else if (examples) {
     std::string shape;
     for (int64_t d : examples->exampleShape())
       shape += (shape.empty() ? "" : "x") + std::to_string(d);
@@ -698,9 +769,7 @@ int main(int argc, char **argv) {
               "initializer\n";
   }
   for (size_t i = 0; i < fbl_session_num_inputs(session); ++i)
-    if (i != in.ids && i != in.labels && i != in.tokenTypes &&
-        i != in.attentionMask && i != in.decoderIds &&
-        !fbl_session_input_is_step_count(session, i) &&
+    if (!in.isData(i) && !fbl_session_input_is_step_count(session, i) &&
         !fbl_session_input_is_set(session, i))
       die(formatv("input {0} ('{1}') has no value: give --weights", i,
                   fbl_session_input_name(session, i)));
@@ -747,6 +816,7 @@ int main(int argc, char **argv) {
                 : std::string("full fine-tuning"),
       batchSize,
       config.isVision() ? std::string()
+      : diffusion       ? formatv(" x context {0}", seqLen.getValue()).str()
                         : formatv(" x seq {0}", seqLen.getValue()).str(),
       format("%g", learningRate.getValue()), fbl_session_device_name(session),
       fbl_session_device_bytes(session) / (1024.0 * 1024.0));
@@ -770,7 +840,7 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> batchBytes;
   // Throughput counts tokens of text, or examples of a classifier.
   // (a speech model's: its transcripts' tokens)
-  bool perSample = examples && !config.isSpeech();
+  bool perSample = (examples && !config.isSpeech()) || latents;
   int64_t unitsPerStep = perSample ? batchSize.getValue() : batchSize * seqLen;
   StringRef unit = perSample ? "samples" : "tokens";
   double elapsed = 0;
@@ -786,12 +856,23 @@ int main(int argc, char **argv) {
                                 ones.size() * sizeof(int64_t)));
   }
   int64_t timedSteps = 0;
+  DiffusionData::Batch noised;
   for (int64_t s = firstStep; s <= numSteps; ++s) {
     // The batch of step s depends only on the seed and s, so a resumed run
     // sees the batches an uninterrupted one would have.
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(s));
     auto start = std::chrono::steady_clock::now();
-    if (examples) {
+    if (latents) {
+      latents->sample(rng, batchSize, noised);
+      auto set = [&](size_t index, const auto &values) {
+        check(fbl_session_set_input(session, index, values.data(),
+                                    values.size() * sizeof(values[0])));
+      };
+      set(in.ids, noised.sample);
+      set(*in.timesteps, noised.timesteps);
+      set(*in.context, noised.context);
+      set(in.labels, noised.noise);
+    } else if (examples) {
       examples->sample(rng, batchSize, batchBytes, labels);
       check(fbl_session_set_input(session, in.ids, batchBytes.data(),
                                   batchBytes.size()));
@@ -828,8 +909,9 @@ int main(int argc, char **argv) {
       check(fbl_session_set_input(session, in.ids, ids.data(),
                                   ids.size() * sizeof(int64_t)));
     }
-    check(fbl_session_set_input(session, in.labels, labels.data(),
-                                labels.size() * sizeof(int64_t)));
+    if (!latents)
+      check(fbl_session_set_input(session, in.labels, labels.data(),
+                                  labels.size() * sizeof(int64_t)));
     check(fbl_session_train_step(session, s, 0));
     float loss = 0;
     check(fbl_session_get_output(session, 0, &loss, sizeof(loss)));
@@ -878,7 +960,7 @@ int main(int argc, char **argv) {
       targets.push_back(t.str());
     orDie(writeJson(pathIn(saveDir, "adapter_config.json"),
                     json::Object{{"peft_type", "LORA"},
-                                 {"task_type", "CAUSAL_LM"},
+                                 {"task_type", peftTaskType(config.task)},
                                  {"base_model_name_or_path", modelName},
                                  {"r", step.lora->rank},
                                  {"lora_alpha", step.lora->alpha},
@@ -946,6 +1028,8 @@ int main(int argc, char **argv) {
       {"outputs", std::move(written)}};
   if (examples)
     summary["data_examples"] = examples->numExamples();
+  else if (latents)
+    summary["data_examples"] = latents->numExamples();
   else
     summary["data_tokens"] = text->numTokens();
   if (step.lora)
