@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch eager reference of an fbl-model training step: the same model
 (test/lib/llm_reference.py for decoders, bert_reference.py for BERT's
-masked-LM, vit_reference.py for ViT, whisper_reference.py for Whisper;
+masked-LM, vit_reference.py for ViT, whisper_reference.py for Whisper,
+sd_unet_reference.py for Stable Diffusion's UNet, whose --seq is the text
+context's length;
 implementations independent of fbl),
 fp32
 with TF32 off, AdamW (fused where this PyTorch has it), random weights of
@@ -20,6 +22,7 @@ gradient, no optimizer state), as LoRA's base weights are; with --lora the
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -29,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "lib"))
 import bert_reference  # noqa: E402
 import llm_reference  # noqa: E402
+import sd_unet_reference  # noqa: E402
 import vit_reference  # noqa: E402
 import whisper_reference  # noqa: E402
 
@@ -54,14 +58,28 @@ def main():
         name, dims = entry[0], entry[1]
         trainable = entry[2] if len(entry) > 2 else True
         t = 0.02 * torch.randn(dims, generator=gen)
-        if name.endswith("norm.weight") or name.endswith("LayerNorm.weight"):
+        if re.search(r"(norm\d?|norm_out|LayerNorm)\.weight$", name):
             t = t + 1.0
         w[name] = t.to(args.device).requires_grad_(trainable)
     trained = [t for t in w.values() if t.requires_grad]
     vocab = config.get("vocab_size", 2)
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
     labels = torch.randint(0, vocab, (args.batch, args.seq), generator=gen).to(args.device)
-    if config["model_type"] == "whisper":
+    if config.get("_class_name") == "UNet2DConditionModel":
+        size = config.get("sample_size", 64)
+
+        def latents(channels):
+            return torch.randn((args.batch, channels, size, size), generator=gen).to(args.device)
+        feeds = {"sample": latents(config.get("in_channels", 4)),
+                 "timestep": torch.randint(0, 1000, (args.batch,), generator=gen).to(args.device),
+                 "encoder_hidden_states": torch.randn(
+                     (args.batch, args.seq, config["cross_attention_dim"]),
+                     generator=gen).to(args.device),
+                 "noise": latents(config.get("out_channels", 4))}
+
+        def model_loss():
+            return sd_unet_reference.forward_loss(config, w, feeds, lora)
+    elif config["model_type"] == "whisper":
         frames = 2 * config.get("max_source_positions", 1500)
         feats = torch.randn((args.batch, config.get("num_mel_bins", 80), frames),
                             generator=gen).to(args.device)

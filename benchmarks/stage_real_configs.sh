@@ -2,7 +2,8 @@
 # Stages the bundled real configs, every layer and the real vocabulary, for
 # the device into .device/stage/real (git-ignored; the device call carries
 # .device): for each model a LoRA step (rank 8 on the query and value
-# projections: q_proj,v_proj, or query,value for BERT and ViT) and a
+# projections: q_proj,v_proj, or query,value for BERT and ViT; every
+# attention projection of a diffusion UNet, as diffusers' scripts) and a
 # full fine-tuning step, AdamW, policy fblayout, compiled for TARGET; the
 # config and the weight list for the PyTorch reference. Bundles travel as
 # .tar.xz (a 22-layer step's kernels.cl compresses 20-fold). TARGET is a
@@ -30,6 +31,8 @@ for name in "${models[@]}"; do
   "$build/bin/fbl-model" --model "$name" --seq "$seq" --batch "$batch" -o "$tmp/full.mlir"
   targets=q_proj,v_proj
   grep -qE '"model_type": "(bert|vit)"' "$tmp/config.json" && targets=query,value
+  grep -q '"_class_name": "UNet2DConditionModel"' "$tmp/config.json" &&
+    targets=to_k,to_q,to_v,to_out.0
   lora="rank=8 alpha=16 targets=$targets"
   "$build/bin/fbl-opt" "$tmp/full.mlir" --fbl-insert-lora="$lora" -o "$tmp/lora.mlir"
   for mode in lora full; do

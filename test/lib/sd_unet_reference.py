@@ -36,8 +36,10 @@ def _heads(config):
 
 
 def _tensors(feeds):
-    """sample, timestep, encoder_hidden_states and noise in float64."""
-    return (torch.as_tensor(np.asarray(feeds[k], dtype=np.float64))
+    """sample, timestep, encoder_hidden_states and noise: numpy arrays in
+    float64, torch tensors as given (a GPU benchmark's float32)."""
+    return (feeds[k] if torch.is_tensor(feeds[k])
+            else torch.as_tensor(np.asarray(feeds[k], dtype=np.float64))
             for k in ("sample", "timestep", "encoder_hidden_states", "noise"))
 
 
@@ -95,7 +97,7 @@ def forward_loss(config, w, feeds, lora=None):
         return conv(h, prefix + "proj_out") + x
 
     half = channels[0] // 2
-    exponent = -math.log(10000) * torch.arange(half, dtype=torch.float64) \
+    exponent = -math.log(10000) * torch.arange(half, dtype=sample.dtype, device=sample.device) \
         / (half - config.get("freq_shift", 0))
     emb = timestep[:, None] * torch.exp(exponent)[None]
     emb = torch.cat([emb.sin(), emb.cos()], dim=-1)
