@@ -32,9 +32,12 @@ LORA = "rank=8 alpha=16 targets={}"
 
 
 def lora_options(fbl_bin, name):
-    """PEFT's default adapters: q_proj,v_proj, for BERT query,value."""
+    """PEFT's default adapters: q_proj,v_proj, for BERT and ViT query,value,
+    for a diffusion UNet every attention projection."""
     config = json.loads(run([os.path.join(fbl_bin, "fbl-model"), "--model", name,
                              "--print-config"]).stdout)
+    if config.get("_class_name") == "UNet2DConditionModel":
+        return LORA.format("to_k,to_q,to_v,to_out.0")
     return LORA.format("query,value" if config["model_type"] in ("bert", "vit")
                        else "q_proj,v_proj")
 GIB = float(1 << 30)

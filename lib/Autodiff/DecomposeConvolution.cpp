@@ -12,6 +12,14 @@
 // layout, dilations (k enters with its coefficient), strides, shifted reads
 // (i + 1: no window loop, one generic) and pooling.
 //
+// A convolution proper (two inputs, body acc + a * b, every loop indexing
+// the output or both inputs) becomes one matmul instead (im2col): each
+// window position's slices are transposed into [M, K] and [K, N] matrices,
+// joined along K by tensor.concat, multiplied once, and the [M, N] product
+// reshaped and transposed into the output. Its gradients are then matmuls
+// too (GEMM kernels), where the chain's per-position contractions over
+// four or more loops took generic kernels.
+//
 // Where the stride equals the window (non-overlapping patches, as ViT's
 // 16x16 stride-16 embedding), the index s * o + k is a reshape instead:
 // the input dim is expanded into [O, s] and read at (o, k), one op and no
@@ -247,7 +255,10 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
                .second)
         return failure();
 
+    std::optional<MatmulLoops> asMatmul =
+        matmulLoops(op, window, newDim, newIterators);
     SmallVector<Value> acc(op.getDpsInits());
+    SmallVector<Value> lhs, rhs; // the [M, K] and [K, N] matrix of each point
     SmallVector<int64_t> k(numLoops, 0);
     // (A named vector: a range-for keeps only its outermost temporary.)
     SmallVector<unsigned> windowLoops = llvm::to_vector(window.set_bits());
@@ -265,6 +276,13 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                      ranges, newLoops, /*create=*/true);
         ins.push_back(value);
         maps.push_back(map);
+      }
+      if (asMatmul) {
+        lhs.push_back(asMatrix(rewriter, loc, ins[0], maps[0], asMatmul->m,
+                               asMatmul->k));
+        rhs.push_back(asMatrix(rewriter, loc, ins[1], maps[1], asMatmul->k,
+                               asMatmul->n));
+        continue;
       }
       for (OpOperand &init : op.getDpsInitsMutable()) {
         AffineMap m = op.getMatchingIndexingMap(&init);
@@ -295,11 +313,205 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
       rewriter.setInsertionPointAfter(generic);
       acc.assign(generic->result_begin(), generic->result_end());
     }
+    if (asMatmul) {
+      rewriter.replaceOp(op, multiply(rewriter, op, *asMatmul, lhs, rhs,
+                                      newDim, ranges));
+      return success();
+    }
     rewriter.replaceOp(op, acc);
     return success();
   }
 
 private:
+  /// The remaining loops of a convolution proper, by role: M (first input
+  /// and output), N (second input and output), K (both inputs, reduced).
+  struct MatmulLoops {
+    SmallVector<unsigned> m, n, k;
+  };
+
+  /// The loops by role when `op` is acc + a * b over two inputs whose maps,
+  /// once the window loops are fixed, leave every loop in exactly two of
+  /// the three operands; none otherwise (pooling, depthwise and grouped
+  /// convolutions keep the chain).
+  static std::optional<MatmulLoops>
+  matmulLoops(linalg::LinalgOp op, const llvm::SmallBitVector &window,
+              ArrayRef<int64_t> newDim,
+              ArrayRef<utils::IteratorType> newIterators) {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        op->getNumResults() != 1)
+      return std::nullopt;
+    auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!resultType || !resultType.getElementType().isF32())
+      return std::nullopt;
+    Block &body = *op.getBlock();
+    if (body.getOperations().size() != 3)
+      return std::nullopt;
+    auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
+                                           .getDefiningOp());
+    Value acc = body.getArgument(2);
+    if (!add || (add.getLhs() != acc && add.getRhs() != acc))
+      return std::nullopt;
+    auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                   .getDefiningOp<arith::MulFOp>();
+    if (!mul || !llvm::is_contained(
+                    ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
+                    body.getArgument(0)) ||
+        !llvm::is_contained(ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
+                            body.getArgument(1)))
+      return std::nullopt;
+    // Which operands each remaining loop indexes (bit 0: first input, 1:
+    // second, 2: output), from the original maps: a compound index counts
+    // for its non-window loop.
+    SmallVector<unsigned> uses(newIterators.size(), 0);
+    for (auto [i, map] : llvm::enumerate(op.getIndexingMapsArray()))
+      for (AffineExpr e : map.getResults()) {
+        std::optional<LinearIndex> l = linearIndex(e, op.getNumLoops());
+        if (!l || isa<AffineConstantExpr>(e))
+          return std::nullopt;
+        for (unsigned d = 0; d < l->coeffs.size(); ++d)
+          if (l->coeffs[d] && !window.test(d))
+            uses[newDim[d]] |= 1u << i;
+      }
+    MatmulLoops loops;
+    for (auto [d, use] : llvm::enumerate(uses)) {
+      bool reduction = newIterators[d] == utils::IteratorType::reduction;
+      if (use == 0b011 && reduction)
+        loops.k.push_back(d);
+      else if (use == 0b101 && !reduction)
+        loops.m.push_back(d);
+      else if (use == 0b110 && !reduction)
+        loops.n.push_back(d);
+      else
+        return std::nullopt;
+    }
+    if (loops.m.empty() || loops.n.empty() || loops.k.empty())
+      return std::nullopt;
+    return loops;
+  }
+
+  /// `value`, indexed by `map` over the remaining loops, as the matrix
+  /// [rows..., cols...] collapsed to 2-D.
+  static Value asMatrix(PatternRewriter &rewriter, Location loc, Value value,
+                        AffineMap map, ArrayRef<unsigned> rows,
+                        ArrayRef<unsigned> cols) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<unsigned> order(rows);
+    order.append(cols.begin(), cols.end());
+    SmallVector<int64_t> perm, shape;
+    for (unsigned loop : order) {
+      unsigned dim = *map.getResultPosition(
+          getAffineDimExpr(loop, rewriter.getContext()));
+      perm.push_back(dim);
+      shape.push_back(type.getDimSize(dim));
+    }
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      value = linalg::TransposeOp::create(
+                  rewriter, loc, value,
+                  tensor::EmptyOp::create(rewriter, loc, shape,
+                                          type.getElementType()),
+                  perm)
+                  .getResult()[0];
+    ReassociationIndices rowGroup, colGroup;
+    for (unsigned i = 0; i < order.size(); ++i)
+      (i < rows.size() ? rowGroup : colGroup).push_back(i);
+    if (rowGroup.size() == 1 && colGroup.size() == 1)
+      return value;
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, value,
+        ArrayRef<ReassociationIndices>{rowGroup, colGroup});
+  }
+
+  /// The product of the points' matrices joined along K, as the op's
+  /// result: reshaped to [M loops..., N loops...], transposed into the
+  /// output's order and added to the output's initial value unless that is
+  /// a zero fill.
+  static Value multiply(PatternRewriter &rewriter, linalg::LinalgOp op,
+                        const MatmulLoops &loops, ArrayRef<Value> lhs,
+                        ArrayRef<Value> rhs, ArrayRef<int64_t> newDim,
+                        ArrayRef<int64_t> ranges) {
+    Location loc = op.getLoc();
+    Value a = lhs.size() == 1
+                  ? lhs.front()
+                  : tensor::ConcatOp::create(rewriter, loc, 1, lhs).getResult();
+    Value b = rhs.size() == 1
+                  ? rhs.front()
+                  : tensor::ConcatOp::create(rewriter, loc, 0, rhs).getResult();
+    auto aType = cast<RankedTensorType>(a.getType());
+    auto bType = cast<RankedTensorType>(b.getType());
+    Type f32 = aType.getElementType();
+    int64_t rows = aType.getDimSize(0), cols = bType.getDimSize(1);
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getZeroAttr(f32));
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, zero,
+                     tensor::EmptyOp::create(rewriter, loc,
+                                             ArrayRef<int64_t>{rows, cols}, f32)
+                         .getResult())
+                     .getResult(0);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b}, init)
+            .getResult(0);
+    // The remaining loops' extents in [M..., N...] order, and where each
+    // output dim's loop sits in it.
+    SmallVector<unsigned> order(loops.m);
+    order.append(loops.n.begin(), loops.n.end());
+    SmallVector<int64_t> extents(order.size());
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (newDim[d] >= 0)
+        if (auto *it = llvm::find(order, unsigned(newDim[d])); it != order.end())
+          extents[it - order.begin()] = ranges[d];
+    if (order.size() > 2) {
+      ReassociationIndices rowGroup, colGroup;
+      for (unsigned i = 0; i < order.size(); ++i)
+        (i < loops.m.size() ? rowGroup : colGroup).push_back(i);
+      product = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(extents, f32), product,
+          ArrayRef<ReassociationIndices>{rowGroup, colGroup});
+    }
+    OpOperand *out = op.getDpsInitOperand(0);
+    AffineMap outMap = op.getMatchingIndexingMap(out);
+    SmallVector<int64_t> perm;
+    for (AffineExpr e : outMap.getResults())
+      perm.push_back(
+          llvm::find(order, newDim[cast<AffineDimExpr>(e).getPosition()]) -
+          order.begin());
+    auto outType = cast<RankedTensorType>(out->get().getType());
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      product = linalg::TransposeOp::create(
+                    rewriter, loc, product,
+                    tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
+                                            f32),
+                    perm)
+                    .getResult()[0];
+    if (isZeroFill(out->get()))
+      return product;
+    unsigned rank = outType.getRank();
+    SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
+    return linalg::GenericOp::create(
+               rewriter, loc, TypeRange{outType}, ValueRange{out->get(), product},
+               ValueRange{tensor::EmptyOp::create(rewriter, loc,
+                                                  outType.getShape(), f32)},
+               maps,
+               SmallVector<utils::IteratorType>(rank,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(
+                     b, l, ValueRange{arith::AddFOp::create(b, l, args[0],
+                                                            args[1])});
+               })
+        .getResult(0);
+  }
+
+  /// Whether `v` is a linalg.fill of 0.
+  static bool isZeroFill(Value v) {
+    auto fill = v.getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return false;
+    auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+    return f && f.getValue().isZero();
+  }
+
   /// Whether loop `d` is indexed as a plain dim by an output (then it is
   /// not a window loop even if marked a reduction).
   static bool isPositionLoop(linalg::LinalgOp op, unsigned d) {

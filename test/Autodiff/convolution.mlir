@@ -1,20 +1,26 @@
 // Convolutions are read as strided slices before differentiation
-// (lib/Autodiff/DecomposeConvolution.cpp): a 3x3 stride-2 convolution becomes
-// nine generics over strided slices of the input and rank-reduced slices of
-// the filter, each accumulating into the last; non-overlapping patches
-// (stride = window, as ViT's embedding) become a reshape of the input and one
-// generic. test/E2E/convolution.test checks values against PyTorch.
+// (lib/Autodiff/DecomposeConvolution.cpp): a 3x3 stride-2 convolution reads
+// nine strided slices of the input and rank-reduced slices of the filter,
+// collapsed into [positions, channels] and [channels, filters] matrices,
+// joined along the channels (im2col) and multiplied once; a pooling body
+// keeps a chain of generics, one per window position, each accumulating into
+// the last; non-overlapping patches (stride = window, as ViT's embedding)
+// become a reshape of the input and one generic. test/E2E/convolution.test
+// checks values against PyTorch.
 // RUN: fbl-opt %s -split-input-file -fbl-autodiff | FileCheck %s
 
 // CHECK-LABEL: func.func @conv3x3(
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf
 // CHECK: %[[S0:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 3, 3, 3] [1, 2, 2, 1] : tensor<1x7x7x3xf32> to tensor<1x3x3x3xf32>
 // CHECK: %[[F0:.*]] = tensor.extract_slice %arg1[0, 0, 0, 0] [1, 1, 3, 5] [1, 1, 1, 1] : tensor<3x3x3x5xf32> to tensor<3x5xf32>
-// CHECK: %[[G0:.*]] = linalg.generic {{.*}} ins(%[[S0]], %[[F0]] : {{.*}}) outs(%{{.*}} : tensor<1x3x3x5xf32>)
+// CHECK: %[[C0:.*]] = tensor.collapse_shape %[[S0]] {{\[\[}}0, 1, 2], [3]] : tensor<1x3x3x3xf32> into tensor<9x3xf32>
 // CHECK: tensor.extract_slice %arg0[0, 0, 1, 0] [1, 3, 3, 3] [1, 2, 2, 1]
-// CHECK: linalg.generic {{.*}} outs(%[[G0]] : tensor<1x3x3x5xf32>)
 // CHECK: tensor.extract_slice %arg0[0, 2, 2, 0] [1, 3, 3, 3] [1, 2, 2, 1]
 // CHECK: tensor.extract_slice %arg1[2, 2, 0, 0] [1, 1, 3, 5] [1, 1, 1, 1]
+// CHECK: tensor.insert_slice %[[C0]] into %{{.*}}[0, 0] [9, 3] [1, 1] : tensor<9x3xf32> into tensor<9x27xf32>
+// CHECK: tensor.insert_slice %[[F0]] into %{{.*}}[0, 0] [3, 5] [1, 1] : tensor<3x5xf32> into tensor<27x5xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<9x27xf32>, tensor<27x5xf32>) outs(%{{.*}} : tensor<9x5xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 3, 3, 5] : tensor<9x5xf32> into tensor<1x3x3x5xf32>
 // CHECK-LABEL: func.func @conv3x3_grad(
 func.func @conv3x3(%x: tensor<1x7x7x3xf32> {fbl.param}, %w: tensor<3x3x3x5xf32> {fbl.param}) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
@@ -51,6 +57,41 @@ func.func @patches(%x: tensor<1x8x8x3xf32> {fbl.param}, %w: tensor<4x4x3x6xf32> 
   %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
   %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
       ins(%y : tensor<1x2x2x6xf32>) outs(%lz : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = math.tanh %a : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A max pool (3x3 window, stride 1) is no contraction: one generic per window position, each reading a slice and
+// accumulating into the last.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[S0:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 4, 4, 2] [1, 1, 1, 1]
+// CHECK: %[[G0:.*]] = linalg.generic {{.*}} ins(%[[S0]], %{{.*}} : tensor<1x4x4x2xf32>, tensor<f32>) outs(%{{.*}} : tensor<1x4x4x2xf32>)
+// CHECK: tensor.extract_slice %arg0[0, 0, 1, 0] [1, 4, 4, 2] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[G0]] : tensor<1x4x4x2xf32>)
+// CHECK: tensor.extract_slice %arg0[0, 2, 2, 0] [1, 4, 4, 2] [1, 1, 1, 1]
+// CHECK-LABEL: func.func @max_pool_grad(
+func.func @max_pool(%x: tensor<1x6x6x2xf32> {fbl.param}, %window: tensor<3x3xf32>) -> tensor<f32> {
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x2xf32>
+  %init = linalg.fill ins(%lowest : f32) outs(%e : tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, h, w, c, kh, kw) -> (n, h + kh, w + kw, c)>, affine_map<(n, h, w, c, kh, kw) -> (kh, kw)>, affine_map<(n, h, w, c, kh, kw) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %window : tensor<1x6x6x2xf32>, tensor<3x3xf32>) outs(%init : tensor<1x4x4x2xf32>) {
+  ^bb0(%a: f32, %unused: f32, %acc: f32):
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x2xf32>
+  %le = tensor.empty() : tensor<f32>
+  %lz = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<1x4x4x2xf32>) outs(%lz : tensor<f32>) {
   ^bb0(%a: f32, %acc: f32):
     %t = math.tanh %a : f32
     %r = arith.addf %acc, %t : f32
