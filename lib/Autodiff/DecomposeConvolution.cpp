@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -483,7 +484,8 @@ private:
                                             f32),
                     perm)
                     .getResult()[0];
-    if (isZeroFill(out->get()))
+    auto fill = out->get().getDefiningOp<linalg::FillOp>();
+    if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
       return product;
     unsigned rank = outType.getRank();
     SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
@@ -502,15 +504,6 @@ private:
         .getResult(0);
   }
 
-  /// Whether `v` is a linalg.fill of 0.
-  static bool isZeroFill(Value v) {
-    auto fill = v.getDefiningOp<linalg::FillOp>();
-    if (!fill)
-      return false;
-    auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-    return f && f.getValue().isZero();
-  }
 
   /// Whether loop `d` is indexed as a plain dim by an output (then it is
   /// not a window loop even if marked a reduction).

@@ -47,6 +47,7 @@ namespace {
 struct UNetStep {
   enum Kind {
     Conv,        ///< a 3x3 convolution (conv_in, conv_out)
+    TimeEmbedding, ///< the timestep's sinusoids, linear_1, SiLU, linear_2
     Resnet,      ///< ResnetBlock2D, in -> out channels
     Transformer, ///< Transformer2DModel over `out` channels, `heads` heads
     Downsample,  ///< a 3x3 stride-2 convolution
@@ -68,6 +69,9 @@ std::vector<UNetStep> unetPlan(const ModelConfig &c) {
     plan.push_back({kind, std::move(prefix), in, out, heads});
   };
   step(UNetStep::Conv, "conv_in", c.inChannels, channels[0]);
+  // diffusers registers the time embedding right after conv_in.
+  step(UNetStep::TimeEmbedding, "time_embedding", channels[0],
+       4 * channels[0]);
   step(UNetStep::PushSkip, "", 0, channels[0]);
   int64_t ch = channels[0];
   for (size_t i = 0; i < levels; ++i) {
@@ -380,15 +384,17 @@ void DiffusionBuilder::build(func::FuncOp func) {
   Value context = tensor::CollapseShapeOp::create(
       b, loc, context3, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
 
-  std::vector<UNetStep> plan = unetPlan(c);
-  Value x = conv2d(sample);
-  // Every ResNet block reads SiLU of the same time embedding.
-  Value timeActivation = silu(timeEmbedding(timesteps));
+  Value x = sample;
+  // SiLU of the time embedding, which every ResNet block reads.
+  Value timeActivation;
   SmallVector<Value> skips;
-  for (const UNetStep &step : llvm::drop_begin(plan)) {
+  for (const UNetStep &step : unetPlan(c)) {
     switch (step.kind) {
     case UNetStep::Conv:
       x = conv2d(x);
+      break;
+    case UNetStep::TimeEmbedding:
+      timeActivation = silu(timeEmbedding(timesteps));
       break;
     case UNetStep::Resnet:
       x = resnet(x, timeActivation, step);
@@ -459,7 +465,6 @@ fbl::models::diffusionParameters(const ModelConfig &c) {
     bias(name, n);
   };
   int64_t time = 4 * c.hiddenSize;
-  bool timeDone = false;
   for (const UNetStep &s : unetPlan(c)) {
     const std::string &p = s.prefix;
     switch (s.kind) {
@@ -467,6 +472,10 @@ fbl::models::diffusionParameters(const ModelConfig &c) {
     case UNetStep::Downsample:
     case UNetStep::Upsample:
       conv(p, s.in, s.out, 3);
+      break;
+    case UNetStep::TimeEmbedding:
+      linear(p + ".linear_1", s.in, s.out);
+      linear(p + ".linear_2", s.out, s.out);
       break;
     case UNetStep::Resnet:
       norm(p + ".norm1", s.in);
@@ -481,13 +490,15 @@ fbl::models::diffusionParameters(const ModelConfig &c) {
       std::string t = p + ".transformer_blocks.0.";
       norm(p + ".norm", s.out);
       conv(p + ".proj_in", s.out, s.out, 1);
-      for (const char *attn : {"attn1", "attn2"}) {
-        int64_t source = attn[4] == '1' ? s.out : c.crossAttentionDim;
-        norm(t + (attn[4] == '1' ? "norm1" : "norm2"), s.out);
-        linear(t + attn + ".to_q", s.out, s.out, false);
-        linear(t + attn + ".to_k", source, s.out, false);
-        linear(t + attn + ".to_v", source, s.out, false);
-        linear(t + attn + ".to_out.0", s.out, s.out);
+      for (bool cross : {false, true}) {
+        // attn2 reads its keys and values from the text context.
+        std::string a = t + (cross ? "attn2" : "attn1");
+        int64_t source = cross ? c.crossAttentionDim : s.out;
+        norm(t + (cross ? "norm2" : "norm1"), s.out);
+        linear(a + ".to_q", s.out, s.out, false);
+        linear(a + ".to_k", source, s.out, false);
+        linear(a + ".to_v", source, s.out, false);
+        linear(a + ".to_out.0", s.out, s.out);
       }
       norm(t + "norm3", s.out);
       linear(t + "ff.net.0.proj", s.out, 8 * s.out);
@@ -501,12 +512,6 @@ fbl::models::diffusionParameters(const ModelConfig &c) {
     case UNetStep::PushSkip:
     case UNetStep::ConcatSkip:
       break;
-    }
-    // diffusers registers the time embedding right after conv_in.
-    if (!timeDone) {
-      linear("time_embedding.linear_1", c.hiddenSize, time);
-      linear("time_embedding.linear_2", time, time);
-      timeDone = true;
     }
   }
   return params;

@@ -2,68 +2,47 @@
 
 #include "ClassData.h"
 
-#include "Npy.h"
+#include "NpyChecks.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 
 using namespace fbl::finetune;
-
-static llvm::Error fail(const std::string &what, const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 (what + ": " + why).str());
-}
-
-static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") +
-         (shape[i] < 0 ? std::string("any") : std::to_string(shape[i]));
-  return s + "]";
-}
 
 llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
                                           const std::string &labelsPath,
                                           const Expect &expect) {
   std::string dataWhat = "--data '" + dataPath + "'",
               labelsWhat = "--labels '" + labelsPath + "'";
-  npy::Array data, labels;
-  try {
-    data = npy::read(dataPath);
-  } catch (const std::exception &e) {
-    return fail(dataWhat, e.what());
-  }
-  try {
-    labels = npy::read(labelsPath);
-  } catch (const std::exception &e) {
-    return fail(labelsWhat, e.what());
-  }
+  llvm::Expected<npy::Array> dataRead = readNpy(dataWhat, dataPath);
+  if (!dataRead)
+    return dataRead.takeError();
+  llvm::Expected<npy::Array> labelsRead = readNpy(labelsWhat, labelsPath);
+  if (!labelsRead)
+    return labelsRead.takeError();
+  npy::Array &data = *dataRead, &labels = *labelsRead;
   std::vector<int64_t> want = {-1};
   want.insert(want.end(), expect.shape.begin(), expect.shape.end());
-  bool shapeOk = data.shape.size() == want.size();
-  for (size_t i = 0; shapeOk && i < want.size(); ++i)
-    shapeOk = data.shape[i] >= 1 && (want[i] < 0 || data.shape[i] == want[i]);
-  if (!shapeOk)
-    return fail(dataWhat, "shape " + shapeText(data.shape) + ", expected " +
+  if (!shapeMatches(data.shape, want))
+    return npyError(dataWhat, "shape " + shapeText(data.shape) + ", expected " +
                               shapeText(want) + " (examples first)");
   if (expect.isFloat ? data.dtype != "f32"
                      : data.dtype != "i64" && data.dtype != "i32")
-    return fail(dataWhat, "holds " + data.dtype + "; expected " +
+    return npyError(dataWhat, "holds " + data.dtype + "; expected " +
                               (expect.isFloat ? "floats (pixel values)"
                                               : "integers (token ids)"));
   bool sequences = !expect.labelShape.empty();
   if (labels.shape.size() != 1 + expect.labelShape.size() ||
       labels.shape[0] != data.shape[0] || (sequences && labels.shape[1] < 1))
-    return fail(labelsWhat,
+    return npyError(labelsWhat,
                 llvm::formatv("shape {0}, expected [{1}{2}] ({3} per example)",
                               shapeText(labels.shape), data.shape[0],
                               sequences ? ", any" : "",
                               sequences ? "a token sequence" : "a label"));
   if (labels.dtype != "i64" && labels.dtype != "i32")
-    return fail(labelsWhat, "holds " + labels.dtype + "; expected integers");
+    return npyError(labelsWhat, "holds " + labels.dtype + "; expected integers");
 
   auto integers = [](const npy::Array &a) {
     std::vector<int64_t> v(a.data.size() / (a.dtype == "i64" ? 8 : 4));
@@ -84,7 +63,7 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
   for (size_t i = 0; i < d.labels.size(); ++i)
     if ((d.labels[i] < 0 || d.labels[i] >= expect.numLabels) &&
         !(sequences && d.labels[i] == -100))
-      return fail(labelsWhat,
+      return npyError(labelsWhat,
                   llvm::formatv("label {0} of example {1} is outside [0, {2})",
                                 d.labels[i], i / d.perExample,
                                 expect.numLabels));
@@ -95,7 +74,7 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
     std::vector<int64_t> ids = integers(data);
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] < 0 || ids[i] >= expect.maxId)
-        return fail(dataWhat,
+        return npyError(dataWhat,
                     llvm::formatv("token id {0} at {1} is outside [0, {2})",
                                   ids[i], i, expect.maxId));
     d.examples.resize(ids.size() * 8);

@@ -2,55 +2,34 @@
 
 #include "DiffusionData.h"
 
-#include "Npy.h"
+#include "NpyChecks.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 
 using namespace fbl::finetune;
 
-static llvm::Error fail(const std::string &what, const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 (what + ": " + why).str());
-}
-
-/// Reads an f32 .npy of finite values and the shape `want`
-/// (-1: any extent).
+/// An f32 .npy of finite values and the shape `want` (-1: any extent).
 static llvm::Expected<fbl::npy::Array> readFloats(const std::string &what,
-                                             const std::string &path,
-                                             size_t rank,
-                                             const std::vector<int64_t> &want,
-                                             const char *meaning) {
-  fbl::npy::Array a;
-  try {
-    a = fbl::npy::read(path);
-  } catch (const std::exception &e) {
-    return fail(what, e.what());
-  }
-  if (a.dtype != "f32")
-    return fail(what, "holds " + a.dtype + "; expected f32 " + meaning);
-  bool ok = a.shape.size() == rank;
-  for (size_t i = 0; ok && i < rank; ++i)
-    ok = a.shape[i] >= 1 && (want[i] < 0 || a.shape[i] == want[i]);
-  if (!ok) {
-    auto text = [](const std::vector<int64_t> &s) {
-      std::string t = "[";
-      for (size_t i = 0; i < s.size(); ++i)
-        t += (i ? ", " : "") + (s[i] < 0 ? std::string("any")
-                                         : std::to_string(s[i]));
-      return t + "]";
-    };
-    return fail(what, "shape " + text(a.shape) + ", expected " + text(want) +
-                          " (" + meaning + ")");
-  }
-  for (size_t i = 0; i < a.data.size() / 4; ++i) {
+                                                  const std::string &path,
+                                                  llvm::ArrayRef<int64_t> want,
+                                                  const char *meaning) {
+  llvm::Expected<fbl::npy::Array> a = readNpy(what, path);
+  if (!a)
+    return a.takeError();
+  if (a->dtype != "f32")
+    return npyError(what, "holds " + a->dtype + "; expected f32 " + meaning);
+  if (!shapeMatches(a->shape, want))
+    return npyError(what, "shape " + shapeText(a->shape) + ", expected " +
+                              shapeText(want) + " (" + meaning + ")");
+  for (size_t i = 0; i < a->data.size() / 4; ++i) {
     float v;
-    std::memcpy(&v, a.data.data() + 4 * i, 4);
+    std::memcpy(&v, a->data.data() + 4 * i, 4);
     if (!std::isfinite(v))
-      return fail(what, llvm::formatv("value {0} at {1} is not finite", v, i));
+      return npyError(what,
+                      llvm::formatv("value {0} at {1} is not finite", v, i));
   }
   return a;
 }
@@ -61,13 +40,13 @@ DiffusionData::load(const std::string &latentsPath,
   std::string latentsWhat = "--data '" + latentsPath + "'",
               contextWhat = "--context '" + contextPath + "'";
   llvm::Expected<fbl::npy::Array> latents = readFloats(
-      latentsWhat, latentsPath, 4,
+      latentsWhat, latentsPath,
       {-1, expect.channels, expect.size, expect.size}, "latents, examples first");
   if (!latents)
     return latents.takeError();
   int64_t n = latents->shape[0];
   llvm::Expected<fbl::npy::Array> context =
-      readFloats(contextWhat, contextPath, 3, {n, -1, expect.contextWidth},
+      readFloats(contextWhat, contextPath, {n, -1, expect.contextWidth},
                  "text encoder hidden states, one per latent");
   if (!context)
     return context.takeError();
