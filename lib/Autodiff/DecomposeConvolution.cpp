@@ -113,6 +113,231 @@ patchIndex(AffineExpr e, unsigned numLoops,
   return std::make_pair(*o, *k);
 }
 
+/// The remaining loops of a convolution proper, by role: M (first input
+/// and output), N (second input and output), K (both inputs, reduced).
+struct MatmulLoops {
+  SmallVector<unsigned> m, n, k;
+};
+
+/// The loops by role when `op` is acc + a * b over two inputs whose maps,
+/// once the window loops are fixed, leave every loop in exactly two of
+/// the three operands; none otherwise (pooling, depthwise and grouped
+/// convolutions keep the chain).
+std::optional<MatmulLoops>
+matmulLoops(linalg::LinalgOp op, const llvm::SmallBitVector &window,
+            ArrayRef<int64_t> newDim,
+            ArrayRef<utils::IteratorType> newIterators) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1)
+    return std::nullopt;
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType || !resultType.getElementType().isF32())
+    return std::nullopt;
+  Block &body = *op.getBlock();
+  if (body.getOperations().size() != 3)
+    return std::nullopt;
+  auto add = dyn_cast<arith::AddFOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
+  Value acc = body.getArgument(2);
+  if (!add || (add.getLhs() != acc && add.getRhs() != acc))
+    return std::nullopt;
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulFOp>();
+  if (!mul ||
+      !llvm::is_contained(ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
+                          body.getArgument(0)) ||
+      !llvm::is_contained(ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
+                          body.getArgument(1)))
+    return std::nullopt;
+  // Which operands each remaining loop indexes (bit 0: first input, 1:
+  // second, 2: output), from the original maps: a compound index counts
+  // for its non-window loop.
+  SmallVector<unsigned> uses(newIterators.size(), 0);
+  for (auto [i, map] : llvm::enumerate(op.getIndexingMapsArray()))
+    for (AffineExpr e : map.getResults()) {
+      std::optional<LinearIndex> l = linearIndex(e, op.getNumLoops());
+      if (!l || isa<AffineConstantExpr>(e))
+        return std::nullopt;
+      for (unsigned d = 0; d < l->coeffs.size(); ++d)
+        if (l->coeffs[d] && !window.test(d))
+          uses[newDim[d]] |= 1u << i;
+    }
+  MatmulLoops loops;
+  for (auto [d, use] : llvm::enumerate(uses)) {
+    bool reduction = newIterators[d] == utils::IteratorType::reduction;
+    if (use == 0b011 && reduction)
+      loops.k.push_back(d);
+    else if (use == 0b101 && !reduction)
+      loops.m.push_back(d);
+    else if (use == 0b110 && !reduction)
+      loops.n.push_back(d);
+    else
+      return std::nullopt;
+  }
+  if (loops.m.empty() || loops.n.empty() || loops.k.empty())
+    return std::nullopt;
+  return loops;
+}
+
+/// `value` with its dims permuted by `perm` (result dim i is dim perm[i])
+/// and collapsed to a matrix of the first `numRows` dims by the rest.
+Value permutedMatrix(PatternRewriter &rewriter, Location loc, Value value,
+                     ArrayRef<int64_t> perm, size_t numRows) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+    SmallVector<int64_t> shape;
+    for (int64_t dim : perm)
+      shape.push_back(type.getDimSize(dim));
+    value = linalg::TransposeOp::create(
+                rewriter, loc, value,
+                tensor::EmptyOp::create(rewriter, loc, shape,
+                                        type.getElementType()),
+                perm)
+                .getResult()[0];
+  }
+  ReassociationIndices rowGroup, colGroup;
+  for (size_t i = 0; i < perm.size(); ++i)
+    (i < numRows ? rowGroup : colGroup).push_back(i);
+  if (rowGroup.size() == 1 && colGroup.size() == 1)
+    return value;
+  return tensor::CollapseShapeOp::create(
+      rewriter, loc, value, ArrayRef<ReassociationIndices>{rowGroup, colGroup});
+}
+
+/// `value`, indexed by `map` over the remaining loops, as the matrix
+/// [rows..., cols...] collapsed to 2-D.
+Value asMatrix(PatternRewriter &rewriter, Location loc, Value value,
+               AffineMap map, ArrayRef<unsigned> rows,
+               ArrayRef<unsigned> cols) {
+  SmallVector<int64_t> perm;
+  for (unsigned loop : llvm::concat<const unsigned>(rows, cols))
+    perm.push_back(
+        *map.getResultPosition(getAffineDimExpr(loop, rewriter.getContext())));
+  return permutedMatrix(rewriter, loc, value, perm, rows.size());
+}
+
+/// Input `in` of a convolution proper as one matrix when its map reads
+/// every window loop as a plain dim (a filter): transposed to [rows...,
+/// cols...] with the window loops (first slowest) leading K, which is the
+/// rows when `windowInRows` and the columns otherwise, then collapsed to
+/// 2-D. That is the order in which the window positions' slices are joined
+/// along K. Null for an input with a compound index or other loops.
+Value windowMatrix(PatternRewriter &rewriter, linalg::LinalgOp op,
+                   OpOperand *in, ArrayRef<unsigned> windowLoops,
+                   ArrayRef<int64_t> newDim, ArrayRef<unsigned> rows,
+                   ArrayRef<unsigned> cols, bool windowInRows) {
+  AffineMap map = op.getMatchingIndexingMap(in);
+  auto type = dyn_cast<RankedTensorType>(in->get().getType());
+  if (!type || !llvm::all_of(map.getResults(), llvm::IsaPred<AffineDimExpr>))
+    return {};
+  // The operand's loops in matrix order, as loops of `op`.
+  SmallVector<unsigned> order;
+  auto addRemaining = [&](ArrayRef<unsigned> loops) {
+    for (unsigned l : loops)
+      order.push_back(llvm::find(newDim, int64_t(l)) - newDim.begin());
+  };
+  addRemaining(rows);
+  if (windowInRows)
+    order.insert(order.begin(), windowLoops.begin(), windowLoops.end());
+  else
+    order.append(windowLoops.begin(), windowLoops.end());
+  addRemaining(cols);
+  if (order.size() != map.getNumResults())
+    return {};
+  SmallVector<int64_t> perm;
+  for (unsigned loop : order) {
+    std::optional<unsigned> dim =
+        map.getResultPosition(getAffineDimExpr(loop, op.getContext()));
+    if (!dim)
+      return {};
+    perm.push_back(*dim);
+  }
+  return permutedMatrix(rewriter, op.getLoc(), in->get(), perm,
+                        rows.size() + (windowInRows ? windowLoops.size() : 0));
+}
+
+/// The product of the points' matrices joined along K, as the op's
+/// result: reshaped to [M loops..., N loops...], transposed into the
+/// output's order and added to the output's initial value unless that is
+/// a zero fill.
+Value multiply(PatternRewriter &rewriter, linalg::LinalgOp op,
+               const MatmulLoops &loops, ArrayRef<Value> lhs,
+               ArrayRef<Value> rhs, ArrayRef<int64_t> newDim,
+               ArrayRef<int64_t> ranges) {
+  Location loc = op.getLoc();
+  Value a = lhs.size() == 1
+                ? lhs.front()
+                : tensor::ConcatOp::create(rewriter, loc, 1, lhs).getResult();
+  Value b = rhs.size() == 1
+                ? rhs.front()
+                : tensor::ConcatOp::create(rewriter, loc, 0, rhs).getResult();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  Type f32 = aType.getElementType();
+  int64_t rows = aType.getDimSize(0), cols = bType.getDimSize(1);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  Value init = linalg::FillOp::create(
+                   rewriter, loc, zero,
+                   tensor::EmptyOp::create(rewriter, loc,
+                                           ArrayRef<int64_t>{rows, cols}, f32)
+                       .getResult())
+                   .getResult(0);
+  Value product =
+      linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b}, init)
+          .getResult(0);
+  // The remaining loops' extents in [M..., N...] order, and where each
+  // output dim's loop sits in it.
+  SmallVector<unsigned> order(loops.m);
+  order.append(loops.n.begin(), loops.n.end());
+  SmallVector<int64_t> extents(order.size());
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (newDim[d] >= 0)
+      if (auto *it = llvm::find(order, unsigned(newDim[d])); it != order.end())
+        extents[it - order.begin()] = ranges[d];
+  if (order.size() > 2) {
+    ReassociationIndices rowGroup, colGroup;
+    for (unsigned i = 0; i < order.size(); ++i)
+      (i < loops.m.size() ? rowGroup : colGroup).push_back(i);
+    product = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(extents, f32), product,
+        ArrayRef<ReassociationIndices>{rowGroup, colGroup});
+  }
+  OpOperand *out = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(out);
+  SmallVector<int64_t> perm;
+  for (AffineExpr e : outMap.getResults())
+    perm.push_back(
+        llvm::find(order, newDim[cast<AffineDimExpr>(e).getPosition()]) -
+        order.begin());
+  auto outType = cast<RankedTensorType>(out->get().getType());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    product =
+        linalg::TransposeOp::create(
+            rewriter, loc, product,
+            tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32),
+            perm)
+            .getResult()[0];
+  auto fill = out->get().getDefiningOp<linalg::FillOp>();
+  if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
+    return product;
+  unsigned rank = outType.getRank();
+  SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
+  return linalg::GenericOp::create(
+             rewriter, loc, TypeRange{outType}, ValueRange{out->get(), product},
+             ValueRange{tensor::EmptyOp::create(rewriter, loc,
+                                                outType.getShape(), f32)},
+             maps,
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, l,
+                   ValueRange{arith::AddFOp::create(b, l, args[0], args[1])});
+             })
+      .getResult(0);
+}
+
 struct PatchesAsReshape : OpInterfaceRewritePattern<linalg::LinalgOp> {
   PatchesAsReshape(MLIRContext *ctx)
       : OpInterfaceRewritePattern(ctx, /*benefit=*/2) {}
@@ -187,6 +412,20 @@ struct PatchesAsReshape : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                   op.getDpsInits(), maps, iterators);
     Region &region = generic.getRegion();
     rewriter.cloneRegionBefore(op->getRegion(0), region, region.end());
+    // A convolution proper (a 1x1 convolution, ViT's patch embedding) is
+    // then one matmul, as the window chain's is (GEMM kernels forward and
+    // backward instead of a generic contraction over several loops).
+    auto sameLoops = llvm::to_vector(llvm::seq<int64_t>(0, numLoops));
+    if (std::optional<MatmulLoops> loops = matmulLoops(
+            generic, llvm::SmallBitVector(numLoops), sameLoops, iterators)) {
+      Value a = asMatrix(rewriter, loc, ins[0], maps[0], loops->m, loops->k);
+      Value b = asMatrix(rewriter, loc, ins[1], maps[1], loops->k, loops->n);
+      Value product =
+          multiply(rewriter, generic, *loops, a, b, sameLoops, ranges);
+      rewriter.replaceOp(op, product);
+      rewriter.eraseOp(generic);
+      return success();
+    }
     rewriter.replaceOp(op, generic->getResults());
     return success();
   }
@@ -263,6 +502,18 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
     SmallVector<int64_t> k(numLoops, 0);
     // (A named vector: a range-for keeps only its outermost temporary.)
     SmallVector<unsigned> windowLoops = llvm::to_vector(window.set_bits());
+    // A filter (window loops as plain dims) is one matrix, not a slice per
+    // window position: one transpose forward, none of the slices' scatters
+    // in its gradient.
+    Value wholeLhs, wholeRhs;
+    if (asMatmul) {
+      wholeLhs = windowMatrix(rewriter, op, op.getDpsInputOperand(0),
+                              windowLoops, newDim, asMatmul->m, asMatmul->k,
+                              /*windowInRows=*/false);
+      wholeRhs = windowMatrix(rewriter, op, op.getDpsInputOperand(1),
+                              windowLoops, newDim, asMatmul->k, asMatmul->n,
+                              /*windowInRows=*/true);
+    }
     for (int64_t p = 0; p < points; ++p) {
       // The window position of point p (first window loop slowest).
       int64_t rest = p;
@@ -273,16 +524,20 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
       SmallVector<Value> ins;
       SmallVector<AffineMap> maps;
       for (OpOperand *in : op.getDpsInputOperands()) {
+        bool whole =
+            in->getOperandNumber() == 0 ? bool(wholeLhs) : bool(wholeRhs);
         auto [value, map] = sliceFor(rewriter, op, in, window, k, newDim,
-                                     ranges, newLoops, /*create=*/true);
+                                     ranges, newLoops, /*create=*/!whole);
         ins.push_back(value);
         maps.push_back(map);
       }
       if (asMatmul) {
-        lhs.push_back(asMatrix(rewriter, loc, ins[0], maps[0], asMatmul->m,
-                               asMatmul->k));
-        rhs.push_back(asMatrix(rewriter, loc, ins[1], maps[1], asMatmul->k,
-                               asMatmul->n));
+        if (!wholeLhs)
+          lhs.push_back(asMatrix(rewriter, loc, ins[0], maps[0], asMatmul->m,
+                                 asMatmul->k));
+        if (!wholeRhs)
+          rhs.push_back(asMatrix(rewriter, loc, ins[1], maps[1], asMatmul->k,
+                                 asMatmul->n));
         continue;
       }
       for (OpOperand &init : op.getDpsInitsMutable()) {
@@ -315,8 +570,12 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
       acc.assign(generic->result_begin(), generic->result_end());
     }
     if (asMatmul) {
-      rewriter.replaceOp(op, multiply(rewriter, op, *asMatmul, lhs, rhs,
-                                      newDim, ranges));
+      if (wholeLhs)
+        lhs.assign(1, wholeLhs);
+      if (wholeRhs)
+        rhs.assign(1, wholeRhs);
+      rewriter.replaceOp(
+          op, multiply(rewriter, op, *asMatmul, lhs, rhs, newDim, ranges));
       return success();
     }
     rewriter.replaceOp(op, acc);
@@ -324,187 +583,6 @@ struct DecomposeWindowLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 
 private:
-  /// The remaining loops of a convolution proper, by role: M (first input
-  /// and output), N (second input and output), K (both inputs, reduced).
-  struct MatmulLoops {
-    SmallVector<unsigned> m, n, k;
-  };
-
-  /// The loops by role when `op` is acc + a * b over two inputs whose maps,
-  /// once the window loops are fixed, leave every loop in exactly two of
-  /// the three operands; none otherwise (pooling, depthwise and grouped
-  /// convolutions keep the chain).
-  static std::optional<MatmulLoops>
-  matmulLoops(linalg::LinalgOp op, const llvm::SmallBitVector &window,
-              ArrayRef<int64_t> newDim,
-              ArrayRef<utils::IteratorType> newIterators) {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        op->getNumResults() != 1)
-      return std::nullopt;
-    auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!resultType || !resultType.getElementType().isF32())
-      return std::nullopt;
-    Block &body = *op.getBlock();
-    if (body.getOperations().size() != 3)
-      return std::nullopt;
-    auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
-                                           .getDefiningOp());
-    Value acc = body.getArgument(2);
-    if (!add || (add.getLhs() != acc && add.getRhs() != acc))
-      return std::nullopt;
-    auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
-                   .getDefiningOp<arith::MulFOp>();
-    if (!mul || !llvm::is_contained(
-                    ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
-                    body.getArgument(0)) ||
-        !llvm::is_contained(ArrayRef<Value>{mul.getLhs(), mul.getRhs()},
-                            body.getArgument(1)))
-      return std::nullopt;
-    // Which operands each remaining loop indexes (bit 0: first input, 1:
-    // second, 2: output), from the original maps: a compound index counts
-    // for its non-window loop.
-    SmallVector<unsigned> uses(newIterators.size(), 0);
-    for (auto [i, map] : llvm::enumerate(op.getIndexingMapsArray()))
-      for (AffineExpr e : map.getResults()) {
-        std::optional<LinearIndex> l = linearIndex(e, op.getNumLoops());
-        if (!l || isa<AffineConstantExpr>(e))
-          return std::nullopt;
-        for (unsigned d = 0; d < l->coeffs.size(); ++d)
-          if (l->coeffs[d] && !window.test(d))
-            uses[newDim[d]] |= 1u << i;
-      }
-    MatmulLoops loops;
-    for (auto [d, use] : llvm::enumerate(uses)) {
-      bool reduction = newIterators[d] == utils::IteratorType::reduction;
-      if (use == 0b011 && reduction)
-        loops.k.push_back(d);
-      else if (use == 0b101 && !reduction)
-        loops.m.push_back(d);
-      else if (use == 0b110 && !reduction)
-        loops.n.push_back(d);
-      else
-        return std::nullopt;
-    }
-    if (loops.m.empty() || loops.n.empty() || loops.k.empty())
-      return std::nullopt;
-    return loops;
-  }
-
-  /// `value`, indexed by `map` over the remaining loops, as the matrix
-  /// [rows..., cols...] collapsed to 2-D.
-  static Value asMatrix(PatternRewriter &rewriter, Location loc, Value value,
-                        AffineMap map, ArrayRef<unsigned> rows,
-                        ArrayRef<unsigned> cols) {
-    auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<unsigned> order(rows);
-    order.append(cols.begin(), cols.end());
-    SmallVector<int64_t> perm, shape;
-    for (unsigned loop : order) {
-      unsigned dim = *map.getResultPosition(
-          getAffineDimExpr(loop, rewriter.getContext()));
-      perm.push_back(dim);
-      shape.push_back(type.getDimSize(dim));
-    }
-    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-      value = linalg::TransposeOp::create(
-                  rewriter, loc, value,
-                  tensor::EmptyOp::create(rewriter, loc, shape,
-                                          type.getElementType()),
-                  perm)
-                  .getResult()[0];
-    ReassociationIndices rowGroup, colGroup;
-    for (unsigned i = 0; i < order.size(); ++i)
-      (i < rows.size() ? rowGroup : colGroup).push_back(i);
-    if (rowGroup.size() == 1 && colGroup.size() == 1)
-      return value;
-    return tensor::CollapseShapeOp::create(
-        rewriter, loc, value,
-        ArrayRef<ReassociationIndices>{rowGroup, colGroup});
-  }
-
-  /// The product of the points' matrices joined along K, as the op's
-  /// result: reshaped to [M loops..., N loops...], transposed into the
-  /// output's order and added to the output's initial value unless that is
-  /// a zero fill.
-  static Value multiply(PatternRewriter &rewriter, linalg::LinalgOp op,
-                        const MatmulLoops &loops, ArrayRef<Value> lhs,
-                        ArrayRef<Value> rhs, ArrayRef<int64_t> newDim,
-                        ArrayRef<int64_t> ranges) {
-    Location loc = op.getLoc();
-    Value a = lhs.size() == 1
-                  ? lhs.front()
-                  : tensor::ConcatOp::create(rewriter, loc, 1, lhs).getResult();
-    Value b = rhs.size() == 1
-                  ? rhs.front()
-                  : tensor::ConcatOp::create(rewriter, loc, 0, rhs).getResult();
-    auto aType = cast<RankedTensorType>(a.getType());
-    auto bType = cast<RankedTensorType>(b.getType());
-    Type f32 = aType.getElementType();
-    int64_t rows = aType.getDimSize(0), cols = bType.getDimSize(1);
-    Value zero = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getZeroAttr(f32));
-    Value init = linalg::FillOp::create(
-                     rewriter, loc, zero,
-                     tensor::EmptyOp::create(rewriter, loc,
-                                             ArrayRef<int64_t>{rows, cols}, f32)
-                         .getResult())
-                     .getResult(0);
-    Value product =
-        linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b}, init)
-            .getResult(0);
-    // The remaining loops' extents in [M..., N...] order, and where each
-    // output dim's loop sits in it.
-    SmallVector<unsigned> order(loops.m);
-    order.append(loops.n.begin(), loops.n.end());
-    SmallVector<int64_t> extents(order.size());
-    for (unsigned d = 0; d < ranges.size(); ++d)
-      if (newDim[d] >= 0)
-        if (auto *it = llvm::find(order, unsigned(newDim[d])); it != order.end())
-          extents[it - order.begin()] = ranges[d];
-    if (order.size() > 2) {
-      ReassociationIndices rowGroup, colGroup;
-      for (unsigned i = 0; i < order.size(); ++i)
-        (i < loops.m.size() ? rowGroup : colGroup).push_back(i);
-      product = tensor::ExpandShapeOp::create(
-          rewriter, loc, RankedTensorType::get(extents, f32), product,
-          ArrayRef<ReassociationIndices>{rowGroup, colGroup});
-    }
-    OpOperand *out = op.getDpsInitOperand(0);
-    AffineMap outMap = op.getMatchingIndexingMap(out);
-    SmallVector<int64_t> perm;
-    for (AffineExpr e : outMap.getResults())
-      perm.push_back(
-          llvm::find(order, newDim[cast<AffineDimExpr>(e).getPosition()]) -
-          order.begin());
-    auto outType = cast<RankedTensorType>(out->get().getType());
-    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-      product = linalg::TransposeOp::create(
-                    rewriter, loc, product,
-                    tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
-                                            f32),
-                    perm)
-                    .getResult()[0];
-    auto fill = out->get().getDefiningOp<linalg::FillOp>();
-    if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
-      return product;
-    unsigned rank = outType.getRank();
-    SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
-    return linalg::GenericOp::create(
-               rewriter, loc, TypeRange{outType}, ValueRange{out->get(), product},
-               ValueRange{tensor::EmptyOp::create(rewriter, loc,
-                                                  outType.getShape(), f32)},
-               maps,
-               SmallVector<utils::IteratorType>(rank,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &b, Location l, ValueRange args) {
-                 linalg::YieldOp::create(
-                     b, l, ValueRange{arith::AddFOp::create(b, l, args[0],
-                                                            args[1])});
-               })
-        .getResult(0);
-  }
-
-
   /// Whether loop `d` is indexed as a plain dim by an output (then it is
   /// not a window loop even if marked a reduction).
   static bool isPositionLoop(linalg::LinalgOp op, unsigned d) {

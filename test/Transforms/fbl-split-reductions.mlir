@@ -171,3 +171,70 @@ func.func @picked(%x: tensor<8x9600xf32>, %labels: tensor<8xindex>, %init: tenso
   } -> tensor<8xf32>
   return %m : tensor<8xf32>
 }
+
+// -----
+
+// A GroupNorm's sums (torch-mlir's form: [N, G, C/G, H, W] reduced over
+// the last three dims into a keepdim [N, G, 1, 1, 1]): 8 rows of 8192 each
+// would be 8 walks. The outer reduction loops (8 x 32, balancing 256
+// partial sums per row against 32-long walks) become parallel; the
+// partial drops the keepdim's unit dims and a second stage sums them.
+// CHECK-DAG: #[[$PART:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$UNIT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0, 0)>
+// CHECK-LABEL: func.func @group_sums
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x8x32xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$PART]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%arg0 : tensor<2x4x8x32x32xf32>) outs(%[[F]] : tensor<2x4x8x32xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$UNIT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[P]] : tensor<2x4x8x32xf32>) outs(%arg1 : tensor<2x4x1x1x1xf32>)
+// CHECK: return %[[T]]
+// SHORT-LABEL: func.func @group_sums
+// SHORT: iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]
+// SHORT-NOT: linalg.generic
+func.func @group_sums(%x: tensor<2x4x8x32x32xf32>, %init: tensor<2x4x1x1x1xf32>) -> tensor<2x4x1x1x1xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(n, g, c, h, w) -> (n, g, c, h, w)>,
+                                        affine_map<(n, g, c, h, w) -> (n, g, 0, 0, 0)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x : tensor<2x4x8x32x32xf32>) outs(%init : tensor<2x4x1x1x1xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1x1x1xf32>
+  return %s : tensor<2x4x1x1x1xf32>
+}
+
+// -----
+
+// A convolution's bias gradient, the channel loop between the batch and the
+// spatial loops: partial sums per channel, image and row.
+// CHECK-LABEL: func.func @bias_gradient
+// SHORT-LABEL: func.func @bias_gradient
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0 : tensor<2x8x32x32xf32>) outs(%{{.*}} : tensor<8x2x32xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[P]] : tensor<8x2x32xf32>) outs(%arg1 : tensor<8xf32>)
+func.func @bias_gradient(%dy: tensor<2x8x32x32xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                        affine_map<(n, c, h, w) -> (c)>],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy : tensor<2x8x32x32xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// Not split: the outer reduction loop is a unit loop (nothing to balance).
+// CHECK-LABEL: func.func @unit_outer
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-NOT: linalg.generic
+func.func @unit_outer(%x: tensor<4x1x4096xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>,
+                                        affine_map<(i, j, k) -> (i)>],
+                       iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<4x1x4096xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -46,18 +46,23 @@ static std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
   return Combiner{combiner, *neutral, combiner->getOperand(0) == acc ? 0u : 1u};
 }
 
-/// `result = combine(init, partial over its last dim)`: the second stage.
+/// `result = combine(init, partial over its last `reduced` dims)`: the
+/// second stage. `out` maps the partial's loops to the init (default: its
+/// leading dims, one for one).
 static Value combinePartials(RewriterBase &rewriter, Location loc,
-                             Value partial, Value init, const Combiner &c) {
+                             Value partial, Value init, const Combiner &c,
+                             unsigned reduced = 1, AffineMap out = {}) {
   MLIRContext *ctx = rewriter.getContext();
   auto partialType = cast<RankedTensorType>(partial.getType());
   auto initType = cast<RankedTensorType>(init.getType());
   unsigned n = partialType.getRank();
   Type elem = initType.getElementType();
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
-  AffineMap out = AffineMap::get(n, 0, id.getResults().drop_back(), ctx);
-  SmallVector<utils::IteratorType> iters(n - 1, utils::IteratorType::parallel);
-  iters.push_back(utils::IteratorType::reduction);
+  if (!out)
+    out = AffineMap::get(n, 0, id.getResults().drop_back(reduced), ctx);
+  SmallVector<utils::IteratorType> iters(n - reduced,
+                                         utils::IteratorType::parallel);
+  iters.append(reduced, utils::IteratorType::reduction);
   auto total = linalg::GenericOp::create(
       rewriter, loc, TypeRange{initType}, ValueRange{partial}, ValueRange{init},
       ArrayRef<AffineMap>{id, out}, iters,
@@ -213,6 +218,108 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
   return success();
 }
 
+/// Splits `op` when it has parallel loops of at most `maxRows` iterations in
+/// all and several reduction loops of at least `minRowLength` iterations
+/// together (a GroupNorm's statistics over [C/G, H, W], a bias gradient over
+/// [N, H, W]). The outer reduction loops, all but the innermost, become
+/// parallel loops of a partial stage as far as that balances the work items
+/// against what each walks (the prefix whose iterations are closest to the
+/// square root of the whole); a second stage reduces them into the init.
+/// No tensor is reshaped: the partial result is indexed by the output's
+/// loops and the moved ones.
+static LogicalResult splitReductionLoops(RewriterBase &rewriter,
+                                         linalg::GenericOp op,
+                                         int64_t minRowLength,
+                                         int64_t maxRows) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() < 2 ||
+      op.getNumParallelLoops() == 0)
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(ranges))
+    return failure();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<unsigned> reductions;
+  int64_t rows = 1, n = 1;
+  for (unsigned l = 0; l < ranges.size(); ++l) {
+    if (iters[l] == utils::IteratorType::reduction) {
+      reductions.push_back(l);
+      n *= ranges[l];
+    } else {
+      rows *= ranges[l];
+    }
+  }
+  if (n < minRowLength || rows > maxRows)
+    return failure();
+  // The prefix of the reduction loops (never the innermost) that best
+  // balances the partial stage's work items against each one's walk.
+  size_t moved = 0;
+  int64_t best = 1, prefix = 1;
+  for (size_t i = 0; i + 1 < reductions.size(); ++i) {
+    prefix *= ranges[reductions[i]];
+    int64_t balance = std::min(prefix, n / prefix);
+    if (balance > best) {
+      best = balance;
+      moved = i + 1;
+    }
+  }
+  if (moved == 0)
+    return failure();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto initType = dyn_cast<RankedTensorType>(init->get().getType());
+  std::optional<Combiner> combiner = matchCombiner(op);
+  if (!initType || !combiner)
+    return failure();
+  // The output's results are its loops or constant 0 (a keepdim's unit
+  // dims): the partial result drops the constants.
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineExpr> partialResults;
+  SmallVector<int64_t> partialShape;
+  for (AffineExpr e : outMap.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      partialResults.push_back(e);
+      partialShape.push_back(ranges[d.getPosition()]);
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0)
+      return failure();
+  }
+  unsigned kept = partialResults.size();
+  for (size_t i = 0; i < moved; ++i) {
+    partialResults.push_back(getAffineDimExpr(reductions[i], ctx));
+    partialShape.push_back(ranges[reductions[i]]);
+    iters[reductions[i]] = utils::IteratorType::parallel;
+  }
+
+  Location loc = op.getLoc();
+  Type elem = initType.getElementType();
+  Value identity = arith::ConstantOp::create(rewriter, loc, combiner->neutral);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.back() = AffineMap::get(ranges.size(), 0, partialResults, ctx);
+  auto partial = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{filled.getType()}, op.getDpsInputs(),
+      ValueRange{filled}, maps, iters);
+  rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
+                             partial.getRegion().end());
+
+  // The init's dims are the partial's first `kept`; its constants stay.
+  SmallVector<AffineExpr> totalOut;
+  unsigned next = 0;
+  for (AffineExpr e : outMap.getResults())
+    totalOut.push_back(isa<AffineDimExpr>(e) ? getAffineDimExpr(next++, ctx)
+                                             : e);
+  rewriter.setInsertionPointAfter(partial);
+  unsigned p = partialShape.size();
+  rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
+                                         init->get(), *combiner, p - kept,
+                                         AffineMap::get(p, 0, totalOut, ctx)));
+  return success();
+}
+
 /// Splits `op` when it reduces every loop of at least `minElements`
 /// iterations into one scalar with a single associative combiner. The
 /// partial stage, one row per value of the outermost loop, is split again
@@ -274,9 +381,11 @@ struct SplitReductionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       rewriter.setInsertionPoint(op);
-      if (failed(splitReduction(rewriter, op, minElements, minPartialRowLength,
-                                maxRows)))
-        (void)splitRowReduction(rewriter, op, minRowLength, maxRows);
+      if (succeeded(splitReduction(rewriter, op, minElements,
+                                   minPartialRowLength, maxRows)) ||
+          succeeded(splitRowReduction(rewriter, op, minRowLength, maxRows)))
+        continue;
+      (void)splitReductionLoops(rewriter, op, minRowLength, maxRows);
     }
   }
 };
