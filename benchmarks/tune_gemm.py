@@ -17,6 +17,13 @@
       the tile with the highest geometric mean is the one to record in the
       target's preset (include/fbl/Layout/TargetDescription.h).
 
+  tune_gemm.py classes RESULTS.json...
+      from the results of one run per shape (stage each shape into its own
+      DIR), the best tile of each shape (geometric mean over forms and
+      layouts) and the target fields that give each size its best:
+      `gemm_tile` (the smallest shape's) and `gemm_tile_classes`, a class
+      from the M x N of each larger shape whose best tile differs.
+
 Candidates come from a fixed grid (group sides 8-32 work-items, 1-4 blocks
 of 4x4 per work-item, k slices 8-32 deep); those the target's verifier
 refuses (work-group size, 32 KiB of local memory, slices that split
@@ -54,8 +61,10 @@ def lower(args, m, n, k, form, layout, tile):
         [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m), str(n), str(k),
          form, layout, args.target, "local"],
         check=True, capture_output=True, text=True).stdout
+    # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d]" % tuple(tile))
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d], "
+                    "gemm_tile_classes = []" % tuple(tile))
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
                          capture_output=True, text=True)
     if out.returncode:
@@ -158,6 +167,37 @@ def run(args):
         print("best: gemm_tile = [%d, %d, %d]" % best[1])
 
 
+def classes(args):
+    best = []  # (outputs, shape, tile, geometric mean)
+    for path in args.results:
+        results = json.load(open(path))["results"]
+        shapes = {tuple(r["shape"]) for r in results}
+        if len(shapes) != 1:
+            sys.exit(f"{path}: results of {len(shapes)} shapes; run one shape a file")
+        by_tile = {}
+        for r in results:
+            by_tile.setdefault(tuple(r["tile"]), []).append(r["tflops"])
+        full = max(len(v) for v in by_tile.values())
+        ranked = sorted(((math.exp(sum(map(math.log, v)) / len(v)), t)
+                         for t, v in by_tile.items() if len(v) == full), reverse=True)
+        (m, n, k), = shapes
+        gm, tile = ranked[0]
+        print(f"{m}x{n}x{k}: best {list(tile)} {gm:.2f} TFLOP/s; then " +
+              ", ".join(f"{list(t)} {g:.2f}" for g, t in ranked[1:4]))
+        best.append((m * n, (m, n, k), tile, gm))
+    best.sort()
+    base = best[0][2]
+    fields, current = [], base
+    for outputs, _, tile, _ in best[1:]:
+        if tile != current:
+            fields.append([outputs, *tile])
+            current = tile
+    print("gemm_tile = [%d, %d, %d]" % base)
+    if fields:
+        print("gemm_tile_classes = [" +
+              ", ".join("[%d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -183,8 +223,10 @@ def main():
                    "the driver's binary to DIR/NAME.cache")
     r.add_argument("--results", default="", help="where to write results.json "
                    "(default DIR/results.json)")
+    c = sub.add_parser("classes")
+    c.add_argument("results", nargs="+")
     args = ap.parse_args()
-    (stage if args.command == "stage" else run)(args)
+    {"stage": stage, "run": run, "classes": classes}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -287,17 +287,20 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
            g.ranges[g.kLoop] % t.localK == 0 &&
            target.getMaxWorkgroupSize() >= t.items();
   };
-  // The target's tile, then the default; each also with one block per
+  // The target's tile for the size (its shape class), the target's tile,
+  // then the default; each also with one block per
   // work-item (a tile half as wide: sizes such as ViT's 32 x 197 tokens
   // divide into 32 but not 64), before the register-tiled kernel.
   auto narrow = [](::fbl::target::GemmTile t) {
     t.itemBlocks = 1;
     return t;
   };
-  ::fbl::target::GemmTile preset = target.getGemmTile();
+  ::fbl::target::GemmTile preset = target.getGemmTileFor(
+      g.ranges[g.mLoop] * g.ranges[g.nLoop]);
+  ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
-       {preset, ::fbl::target::kDefaultGemmTile, narrow(preset),
-        narrow(::fbl::target::kDefaultGemmTile)})
+       {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),
+        narrow(base), narrow(::fbl::target::kDefaultGemmTile)})
     if (!t.invalidReason() && fits(t))
       return t;
   return std::nullopt;

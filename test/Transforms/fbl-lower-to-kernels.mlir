@@ -56,8 +56,8 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
-// Local-tiled GEMM (nvidia-h200 has local_tiled_gemm and gemm_tile = [8,
-// 2, 8]: 64x64 tiles of C in 8-deep slices): 8x8 work-groups, 2x2 blocks
+// Local-tiled GEMM (nvidia-h200 has local_tiled_gemm; gemm_tile = [8, 2,
+// 8], its tile from 1M elements of C: 64x64 tiles of C in 8-deep slices): 8x8 work-groups, 2x2 blocks
 // per work-item, no guard (the grid is exact and everyone reaches the
 // barriers). Two local buffers per operand: the first slice is staged
 // before the loop; each step reads the next slice's texels (2 of A and 2
@@ -110,10 +110,32 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
-module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
   func.func @gemm_local(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc> {
     %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
     return %0 : tensor<64x64xf32, #pc>
+  }
+}
+
+// -----
+
+// Shape classes: below 16384 elements of C a GEMM takes gemm_tile ([8, 1, 8]:
+// 32x32 tiles, a 64x64 C is 2x2 groups of 8x8); from 16384 the class's
+// [8, 2, 8] (64x64 tiles, a 128x128 C is 2x2 groups too).
+// CHECK-LABEL: func.func @gemm_classes(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK:           memref.alloca() : memref<2x8x4x2xvector<4xf32>, 3>
+// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK:           memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
+  func.func @gemm_classes(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>,
+                          %a2: tensor<128x16xf32, #pc>, %b2: tensor<16x128xf32, #pr>, %c2: tensor<128x128xf32, #pc>)
+      -> (tensor<64x64xf32, #pc>, tensor<128x128xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<128x16xf32, #pc>, tensor<16x128xf32, #pr>) outs(%c2 : tensor<128x128xf32, #pc>) -> tensor<128x128xf32, #pc>
+    return %0, %1 : tensor<64x64xf32, #pc>, tensor<128x128xf32, #pc>
   }
 }
 

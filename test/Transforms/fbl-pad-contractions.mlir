@@ -1,6 +1,7 @@
 // RUN: fbl-opt %s -split-input-file -fbl-pad-contractions | FileCheck %s
 
-// A vocabulary of 1022 (not whole texels) on the H200 (local tile 64): N is
+// A vocabulary of 1022 (not whole texels) on the H200 with gemm_tile
+// [8, 2, 8] (local tile 64): N is
 // padded to the tile (2 more columns), B and the init with zeros, and the
 // result sliced back.
 // CHECK-LABEL: func.func @vocab(
@@ -9,7 +10,7 @@
 // CHECK: %[[P:.*]] = linalg.matmul ins(%arg0, %[[B]] : tensor<64x48xf32>, tensor<48x1024xf32>) outs(%[[C]] : tensor<64x1024xf32>)
 // CHECK: %[[R:.*]] = tensor.extract_slice %[[P]][0, 0] [64, 1022] [1, 1] : tensor<64x1024xf32> to tensor<64x1022xf32>
 // CHECK: return %[[R]]
-module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
 func.func @vocab(%a: tensor<64x48xf32>, %b: tensor<48x1022xf32>) -> tensor<64x1022xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x1022xf32>
@@ -26,7 +27,7 @@ func.func @vocab(%a: tensor<64x48xf32>, %b: tensor<48x1022xf32>) -> tensor<64x10
 // CHECK-LABEL: func.func @scores(
 // CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x104x64xf32>, tensor<2x104x64xf32>) outs(%{{.*}} : tensor<2x104x104xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [2, 101, 101] [1, 1, 1] : tensor<2x104x104xf32> to tensor<2x101x101xf32>
-module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
 func.func @scores(%q: tensor<2x101x64xf32>, %k: tensor<2x101x64xf32>) -> tensor<2x101x101xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x101x101xf32>
@@ -42,7 +43,7 @@ func.func @scores(%q: tensor<2x101x64xf32>, %k: tensor<2x101x64xf32>) -> tensor<
 // An odd K (130) on the H200 (local_k 8): padded to 136 on both operands.
 // CHECK-LABEL: func.func @odd_k(
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<72x136xf32>, tensor<136x100xf32>) outs(%{{.*}} : tensor<72x100xf32>)
-module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
 func.func @odd_k(%a: tensor<70x130xf32>, %b: tensor<130x97xf32>) -> tensor<70x97xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<70x97xf32>

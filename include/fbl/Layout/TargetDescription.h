@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fbl::target {
 
@@ -167,6 +168,32 @@ struct GemmTile {
 /// GEMM falls back to for sizes that do not divide into the target's.
 inline constexpr GemmTile kDefaultGemmTile{};
 
+/// A GEMM shape class (`gemm_tile_classes`): GEMMs with at least
+/// minOutputs elements of C (M x N) take `tile` instead of `gemm_tile`.
+/// How many work-groups a tile leaves for the compute units is what moves
+/// the best tile with the size (benchmarks/tune_gemm.py measures it).
+struct GemmTileClass {
+  int64_t minOutputs = 0;
+  GemmTile tile;
+
+  constexpr bool operator==(const GemmTileClass &o) const {
+    return minOutputs == o.minOutputs && tile == o.tile;
+  }
+};
+
+/// The tile for a GEMM of `outputs` elements of C: that of the largest
+/// class whose minOutputs it reaches (classes in increasing order), else
+/// `base`.
+inline GemmTile gemmTileFor(const GemmTile &base,
+                            const std::vector<GemmTileClass> &classes,
+                            int64_t outputs) {
+  GemmTile t = base;
+  for (const GemmTileClass &c : classes)
+    if (outputs >= c.minOutputs)
+      t = c.tile;
+  return t;
+}
+
 /// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
 struct TargetDescription {
   std::string name;
@@ -183,6 +210,8 @@ struct TargetDescription {
   /// are stored as CL_HALF_FLOAT (arithmetic stays f32).
   bool halfStorage;
   GemmTile gemmTile = kDefaultGemmTile;
+  /// Larger GEMMs' tiles, by increasing minOutputs.
+  std::vector<GemmTileClass> gemmTileClasses = {};
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -251,10 +280,14 @@ inline const TargetDescription kPresets[] = {
      true,
      executionPreset("nvidia-h200"),
      false,
-     // benchmarks/tune_gemm.py on the H200 (2026-12-02, double-buffered
-     // kernel): the highest geometric mean over 512x2048x2048 and 2048^3,
-     // NN/NT/TN, both layouts: 33.6 TFLOP/s against 32.9 for [8, 2, 16].
-     {8, 2, 8}},
+     // benchmarks/tune_gemm.py on the H200, one shape per run, geometric
+     // means over NN/NT/TN and both layouts (docs/benchmarks.md, "GEMM
+     // tiles by shape class"): [8, 1, 16] below 1M elements of C (1024x768:
+     // 21.6 TFLOP/s against 20.7 for [8, 2, 8]); [8, 2, 8] from 1M
+     // (512x2048, 2026-12-02: 33.6 against 32.9 for [8, 2, 16]); [8, 2, 16]
+     // from 4M (2048^2: 38.2 against 36.0 for [8, 2, 8]).
+     {8, 1, 16},
+     {{1 << 20, {8, 2, 8}}, {1 << 22, {8, 2, 16}}}},
 };
 
 /// The preset called `name`, or null.
@@ -301,6 +334,21 @@ inline std::string executionFields(const ExecutionModel &e) {
   return s;
 }
 
+/// `[group_items, item_blocks, local_k]`.
+inline std::string tileText(const GemmTile &t) {
+  return "[" + std::to_string(t.groupItems) + ", " +
+         std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) + "]";
+}
+
+/// `[[min_outputs, group_items, item_blocks, local_k], ...]`.
+inline std::string tileClassesText(const std::vector<GemmTileClass> &cs) {
+  std::string s = "[";
+  for (const GemmTileClass &c : cs)
+    s += (s.size() > 1 ? ", [" : "[") + std::to_string(c.minOutputs) + ", " +
+         tileText(c.tile).substr(1);
+  return s + "]";
+}
+
 /// `t` as `#fbl.target<...>` text with every field spelled out (what the
 /// dialect parses; a preset's own name alone also parses).
 inline std::string printAttribute(const TargetDescription &t) {
@@ -323,9 +371,10 @@ inline std::string printAttribute(const TargetDescription &t) {
          (t.halfStorage ? ", half_storage = true" : "") +
          (t.gemmTile == kDefaultGemmTile
               ? std::string()
-              : ", gemm_tile = [" + std::to_string(t.gemmTile.groupItems) +
-                    ", " + std::to_string(t.gemmTile.itemBlocks) + ", " +
-                    std::to_string(t.gemmTile.localK) + "]") +
+              : ", gemm_tile = " + tileText(t.gemmTile)) +
+         (t.gemmTileClasses.empty()
+              ? std::string()
+              : ", gemm_tile_classes = " + tileClassesText(t.gemmTileClasses)) +
          executionFields(t.execution) + ">";
 }
 

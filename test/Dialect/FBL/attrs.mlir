@@ -102,6 +102,14 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16]>}
 
 // -----
 
+// gemm_tile_classes: larger GEMMs' tiles, printed when they differ from the
+// preset's, and parsed back the same.
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 1, 16], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 8]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 1, 16], gemm_tile_classes = [[1048576, 8, 2, 16], [4194304, 16, 2, 8]]>} {
+}
+
+// -----
+
 // half_storage likewise: the mobile presets set it, the others do not.
 // CHECK: #fbl.target<"adreno-a740", {{.*}}preferred_workgroup = [16, 8], half_storage = false>
 module attributes {fbl.target = #fbl.target<"adreno-a740", half_storage = false>} {

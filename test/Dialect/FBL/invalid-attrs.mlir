@@ -238,3 +238,19 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 2, 3
 
 // expected-error @+1 {{gemm_tile's 16x16 work-groups exceed max_workgroup_size 128}}
 module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 128, preferred_workgroup = [8, 8], gemm_tile = [16, 1, 16]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k] entries}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2]]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile_classes needs positive min_outputs in increasing order}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16], [4096, 8, 1, 16]]>} {}
+
+// -----
+
+// A class's tile is verified as gemm_tile is.
+// expected-error @+1 {{gemm_tile's local_k must be a multiple of 4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 18]]>} {}

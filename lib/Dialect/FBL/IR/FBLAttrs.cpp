@@ -445,7 +445,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
                          d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
                          d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
                          d.preferredWorkgroup, d.localTiledGemm, d.execution,
-                         d.halfStorage, d.gemmTile);
+                         d.halfStorage, d.gemmTile, d.gemmTileClasses);
 }
 
 ::fbl::target::TargetDescription TargetAttr::getDescription() const {
@@ -465,7 +465,15 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   d.execution = getExecution();
   d.halfStorage = getHalfStorage();
   d.gemmTile = getGemmTile();
+  d.gemmTileClasses.assign(getGemmTileClasses().begin(),
+                           getGemmTileClasses().end());
   return d;
+}
+
+::fbl::target::GemmTile TargetAttr::getGemmTileFor(int64_t outputs) const {
+  return ::fbl::target::gemmTileFor(
+      getGemmTile(),
+      {getGemmTileClasses().begin(), getGemmTileClasses().end()}, outputs);
 }
 
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
@@ -509,7 +517,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                    int64_t cacheWays, bool fp16, int64_t maxWorkgroupSize,
                    ArrayRef<int64_t> preferredWorkgroup, bool,
                    ::fbl::target::ExecutionModel execution, bool halfStorage,
-                   ::fbl::target::GemmTile gemmTile) {
+                   ::fbl::target::GemmTile gemmTile,
+                   ArrayRef<::fbl::target::GemmTileClass> gemmTileClasses) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -541,17 +550,33 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   if (halfStorage && !fp16)
     return emitError() << "half_storage needs fp16 = true (images that store "
                           "half floats)";
-  if (const char *reason = gemmTile.invalidReason())
-    return emitError() << reason;
-  // OpenCL 1.2 promises every device 32 KiB of local memory.
-  if (int64_t bytes = gemmTile.localBytes(); bytes > 32 * 1024)
-    return emitError() << "gemm_tile's local tiles take " << bytes
-                       << " bytes, more than the 32768 OpenCL promises";
-  if (gemmTile.items() > maxWorkgroupSize)
-    return emitError() << "gemm_tile's " << gemmTile.groupItems << "x"
-                       << gemmTile.groupItems
-                       << " work-groups exceed max_workgroup_size "
-                       << maxWorkgroupSize;
+  auto verifyTile = [&](const ::fbl::target::GemmTile &tile) {
+    if (const char *reason = tile.invalidReason())
+      return emitError() << reason, failure();
+    // OpenCL 1.2 promises every device 32 KiB of local memory.
+    if (int64_t bytes = tile.localBytes(); bytes > 32 * 1024)
+      return emitError() << "gemm_tile's local tiles take " << bytes
+                         << " bytes, more than the 32768 OpenCL promises",
+             failure();
+    if (tile.items() > maxWorkgroupSize)
+      return emitError() << "gemm_tile's " << tile.groupItems << "x"
+                         << tile.groupItems
+                         << " work-groups exceed max_workgroup_size "
+                         << maxWorkgroupSize,
+             failure();
+    return success();
+  };
+  if (failed(verifyTile(gemmTile)))
+    return failure();
+  int64_t previous = 0;
+  for (const ::fbl::target::GemmTileClass &c : gemmTileClasses) {
+    if (c.minOutputs <= previous)
+      return emitError() << "gemm_tile_classes needs positive min_outputs in "
+                            "increasing order";
+    previous = c.minOutputs;
+    if (failed(verifyTile(c.tile)))
+      return failure();
+  }
   return success();
 }
 
@@ -566,7 +591,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::optional<bool> fp16, localTiledGemm, halfStorage;
   std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
   SmallVector<int64_t> line, wg, tile;
-  bool hasLine = false, hasWg = false, hasTile = false;
+  SmallVector<::fbl::target::GemmTileClass> classes;
+  bool hasLine = false, hasWg = false, hasTile = false, hasClasses = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
                                   "max_image_layers",  "max_buffer_bytes",
                                   "cache_bytes",       "cache_ways",
@@ -611,6 +637,23 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                                  "local_k]");
         return {};
       }
+    } else if (key == "gemm_tile_classes") {
+      hasClasses = true;
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SmallVector<int64_t> c;
+            if (parser.parseCommaSeparatedList(
+                    AsmParser::Delimiter::Square,
+                    [&]() { return parser.parseInteger(c.emplace_back()); }))
+              return failure();
+            if (c.size() != 4)
+              return ParseResult(parser.emitError(
+                  keyLoc, "gemm_tile_classes needs [min_outputs, "
+                          "group_items, item_blocks, local_k] entries"));
+            classes.push_back({c[0], {c[1], c[2], c[3]}});
+            return success();
+          }))
+        return {};
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
@@ -670,7 +713,10 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       model, halfStorage ? *halfStorage : preset && preset.getHalfStorage(),
       hasTile  ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2]}
       : preset ? preset.getGemmTile()
-               : ::fbl::target::kDefaultGemmTile);
+               : ::fbl::target::kDefaultGemmTile,
+      hasClasses ? ArrayRef<::fbl::target::GemmTileClass>(classes)
+      : preset   ? preset.getGemmTileClasses()
+                 : ArrayRef<::fbl::target::GemmTileClass>());
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -702,8 +748,13 @@ void TargetAttr::print(AsmPrinter &printer) const {
     printer << ", half_storage = " << (getHalfStorage() ? "true" : "false");
   if (::fbl::target::GemmTile t = getGemmTile();
       !(t == (preset ? preset.getGemmTile() : ::fbl::target::kDefaultGemmTile)))
-    printer << ", gemm_tile = [" << t.groupItems << ", " << t.itemBlocks << ", "
-            << t.localK << ']';
+    printer << ", gemm_tile = " << ::fbl::target::tileText(t);
+  if (ArrayRef<::fbl::target::GemmTileClass> classes = getGemmTileClasses();
+      classes != (preset ? preset.getGemmTileClasses()
+                         : ArrayRef<::fbl::target::GemmTileClass>()))
+    printer << ", gemm_tile_classes = "
+            << ::fbl::target::tileClassesText(
+                   {classes.begin(), classes.end()});
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

@@ -47,11 +47,6 @@ struct FBLPadContractionsPass
       return signalPassFailure();
     }
     TargetAttr target = TargetAttr::lookup(module);
-    int64_t tile = 4, localK = 4;
-    if (target && target.getLocalTiledGemm()) {
-      tile = target.getGemmTile().tile();
-      localK = target.getGemmTile().localK;
-    }
     // Each contraction to pad, with its M, N and K loops.
     SmallVector<std::pair<linalg::LinalgOp, std::array<unsigned, 3>>>
         candidates;
@@ -83,6 +78,14 @@ struct FBLPadContractionsPass
     for (auto [op, mnk] : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       auto [m, n, k] = mnk;
+      // The local-tiled GEMM's tile for this size, or whole texels.
+      int64_t tile = 4, localK = 4;
+      if (target && target.getLocalTiledGemm()) {
+        ::fbl::target::GemmTile t =
+            target.getGemmTileFor(ranges[m] * ranges[n]);
+        tile = t.tile();
+        localK = t.localK;
+      }
       // Pad each of M, N, K to the size chosen for it: the multiple of
       // its own padded size.
       SmallVector<int64_t> loops = {m, n, k};

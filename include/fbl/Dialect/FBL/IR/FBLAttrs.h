@@ -30,6 +30,9 @@ inline llvm::hash_code hash_value(const ExecutionModel &e) {
 inline llvm::hash_code hash_value(const GemmTile &t) {
   return llvm::hash_combine(t.groupItems, t.itemBlocks, t.localK);
 }
+inline llvm::hash_code hash_value(const GemmTileClass &c) {
+  return llvm::hash_combine(c.minOutputs, hash_value(c.tile));
+}
 } // namespace fbl::target
 
 #include "fbl/Dialect/FBL/IR/FBLEnums.h.inc"

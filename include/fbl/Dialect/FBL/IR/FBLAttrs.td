@@ -224,6 +224,11 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     and B per staging step; sizes that do not divide into its tile take the
     default tile, then the register-tiled kernel. Presets record the tile
     benchmarks/tune_gemm.py measured on their device.
+    `gemm_tile_classes = [[min_outputs, group_items, item_blocks, local_k],
+    ...]` (optional, by increasing min_outputs) gives GEMMs of at least
+    min_outputs elements of C (M x N) another tile: the number of
+    work-groups a tile leaves for the compute units moves the best tile with
+    the size. `tune_gemm.py classes` derives the list from per-shape runs.
 
     `half_storage` (optional, default false; the Adreno and Mali presets
     set it) stores every image tensor that is not a parameter, optimizer
@@ -255,7 +260,9 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     "bool":$localTiledGemm,
     "::fbl::target::ExecutionModel":$execution,
     "bool":$halfStorage,
-    "::fbl::target::GemmTile":$gemmTile);
+    "::fbl::target::GemmTile":$gemmTile,
+    ArrayRefParameter<"::fbl::target::GemmTileClass",
+                      "larger GEMMs' tiles by size">:$gemmTileClasses);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -270,6 +277,9 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// lookup(op), with an error on `op` naming the ways to set a target
     /// when there is none.
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
+    /// The local-tiled GEMM's tile for `outputs` elements of C: the
+    /// largest `gemm_tile_classes` entry it reaches, else `gemm_tile`.
+    ::fbl::target::GemmTile getGemmTileFor(int64_t outputs) const;
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
     /// Every field, as the MLIR-free description.
