@@ -71,3 +71,54 @@ func.func @untouched(%a: tensor<64x48xf32>, %b: tensor<48x64xf32>, %c: tensor<5x
   %s = linalg.matmul ins(%c, %d : tensor<5x7xf32>, tensor<7x3xf32>) outs(%f2 : tensor<5x3xf32>) -> tensor<5x3xf32>
   return %m, %s : tensor<64x64xf32>, tensor<5x3xf32>
 }
+
+// -----
+
+// Whole texels but not whole tiles: ViT-base's 6304 tokens (32 x 197) on
+// the H200 take the 64 tile (6336 adds 0.5%), so the local-tiled kernel
+// runs instead of the register-tiled one; K = 768 is whole slices already.
+// CHECK-LABEL: func.func @tokens_to_tile(
+// CHECK: linalg.matmul ins(%{{.*}}, %arg1 : tensor<6336x768xf32>, tensor<768x768xf32>) outs(%{{.*}} : tensor<6336x768xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [6304, 768] [1, 1] : tensor<6336x768xf32> to tensor<6304x768xf32>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
+func.func @tokens_to_tile(%a: tensor<6304x768xf32>, %b: tensor<768x768xf32>) -> tensor<6304x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6304x768xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6304x768xf32>) -> tensor<6304x768xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<6304x768xf32>, tensor<768x768xf32>) outs(%f : tensor<6304x768xf32>) -> tensor<6304x768xf32>
+  return %m : tensor<6304x768xf32>
+}
+}
+
+// -----
+
+// Left alone: a GEMM that the tile would grow by more than an eighth (100
+// rows to 128), and the tokens' GEMM on a target without the local-tiled
+// kernel (below).
+// CHECK-LABEL: func.func @tile_too_far(
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
+func.func @tile_too_far(%a: tensor<100x768xf32>, %b: tensor<768x768xf32>) -> tensor<100x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x768xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100x768xf32>) -> tensor<100x768xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<100x768xf32>, tensor<768x768xf32>) outs(%f : tensor<100x768xf32>) -> tensor<100x768xf32>
+  return %m : tensor<100x768xf32>
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_local_tiling(
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+module attributes {fbl.target = #fbl.target<"nvidia-h200", local_tiled_gemm = false>} {
+func.func @no_local_tiling(%a: tensor<6304x768xf32>, %b: tensor<768x768xf32>) -> tensor<6304x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6304x768xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6304x768xf32>) -> tensor<6304x768xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<6304x768xf32>, tensor<768x768xf32>) outs(%f : tensor<6304x768xf32>) -> tensor<6304x768xf32>
+  return %m : tensor<6304x768xf32>
+}
+}

@@ -238,3 +238,78 @@ func.func @unit_outer(%x: tensor<4x1x4096xf32>, %init: tensor<4xf32>) -> tensor<
   } -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// A LoRA weight gradient: 8 x 768 outputs (more than max-rows) summed over
+// 6304 tokens. On a module with a target the cost model decides: on the
+// H200 one stage would be a few hundred work-items each walking every token,
+// and 197 chunks of 32 tokens model fastest.
+// CHECK-LABEL: func.func @thin_gradient_h200
+// CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [197, 32, 8] {fbl.reduction_chunks}
+// CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [197, 32, 768] {fbl.reduction_chunks}
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<8x768x197xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[P]] : tensor<8x768x197xf32>) outs(%arg2 : tensor<8x768xf32>)
+// SHORT-LABEL: func.func @thin_gradient_h200
+// SHORT-NOT: tensor.expand_shape
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+func.func @thin_gradient_h200(%dh: tensor<6304x8xf32>, %x: tensor<6304x768xf32>, %init: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  %g = linalg.generic {indexing_maps = [affine_map<(t, r, c) -> (t, r)>,
+                                        affine_map<(t, r, c) -> (t, c)>,
+                                        affine_map<(t, r, c) -> (r, c)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%dh, %x : tensor<6304x8xf32>, tensor<6304x768xf32>) outs(%init : tensor<8x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8x768xf32>
+  return %g : tensor<8x768xf32>
+}
+}
+
+// -----
+
+// The same gradient for pocl-cpu: its work-items wait on no memory latency
+// worth hiding, so a second stage only adds work and one stage stays.
+// CHECK-LABEL: func.func @thin_gradient_pocl
+// CHECK-NOT: tensor.expand_shape
+// CHECK: iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-NOT: linalg.generic
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+func.func @thin_gradient_pocl(%dh: tensor<6304x8xf32>, %x: tensor<6304x768xf32>, %init: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  %g = linalg.generic {indexing_maps = [affine_map<(t, r, c) -> (t, r)>,
+                                        affine_map<(t, r, c) -> (t, c)>,
+                                        affine_map<(t, r, c) -> (r, c)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%dh, %x : tensor<6304x8xf32>, tensor<6304x768xf32>) outs(%init : tensor<8x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8x768xf32>
+  return %g : tensor<8x768xf32>
+}
+}
+
+// -----
+
+// Without a target there is no model to ask: more rows than max-rows stay
+// one stage.
+// CHECK-LABEL: func.func @thin_gradient_no_target
+// CHECK-NOT: tensor.expand_shape
+// CHECK: iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-NOT: linalg.generic
+func.func @thin_gradient_no_target(%dh: tensor<6304x8xf32>, %x: tensor<6304x768xf32>, %init: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  %g = linalg.generic {indexing_maps = [affine_map<(t, r, c) -> (t, r)>,
+                                        affine_map<(t, r, c) -> (t, c)>,
+                                        affine_map<(t, r, c) -> (r, c)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%dh, %x : tensor<6304x8xf32>, tensor<6304x768xf32>) outs(%init : tensor<8x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8x768xf32>
+  return %g : tensor<8x768xf32>
+}

@@ -34,6 +34,15 @@ int64_t paddedSize(int64_t size, int64_t tile) {
   return llvm::alignTo(size, 4);
 }
 
+/// The sides of the local-tiled GEMM's tile of C and its k slice for a
+/// GEMM of `outputs` elements of C, or whole texels (4) without one.
+std::pair<int64_t, int64_t> tileFor(TargetAttr target, int64_t outputs) {
+  if (!target || !target.getLocalTiledGemm())
+    return {4, 4};
+  ::fbl::target::GemmTile t = target.getGemmTileFor(outputs);
+  return {t.tile(), t.localK};
+}
+
 struct FBLPadContractionsPass
     : mlir::fbl::impl::FBLPadContractionsPassBase<FBLPadContractionsPass> {
   using FBLPadContractionsPassBase::FBLPadContractionsPassBase;
@@ -63,9 +72,13 @@ struct FBLPadContractionsPass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t m = ranges[dims->m[0]], n = ranges[dims->n[0]],
               k = ranges[dims->k[0]];
-      if (m % 4 == 0 && n % 4 == 0 && k % 4 == 0)
-        return;
       if (m * n * k < minVolume)
+        return;
+      // Whole texels and the local tile out of reach (or none): nothing
+      // to gain.
+      auto [tile, localK] = tileFor(target, m * n);
+      if (paddedSize(m, tile) == m && paddedSize(n, tile) == n &&
+          paddedSize(k, localK) == k)
         return;
       candidates.push_back({op,
                             {static_cast<unsigned>(dims->m[0]),
@@ -78,14 +91,7 @@ struct FBLPadContractionsPass
     for (auto [op, mnk] : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       auto [m, n, k] = mnk;
-      // The local-tiled GEMM's tile for this size, or whole texels.
-      int64_t tile = 4, localK = 4;
-      if (target && target.getLocalTiledGemm()) {
-        ::fbl::target::GemmTile t =
-            target.getGemmTileFor(ranges[m] * ranges[n]);
-        tile = t.tile();
-        localK = t.localK;
-      }
+      auto [tile, localK] = tileFor(target, ranges[m] * ranges[n]);
       // Pad each of M, N, K to the size chosen for it: the multiple of
       // its own padded size.
       SmallVector<int64_t> loops = {m, n, k};

@@ -7,12 +7,16 @@
 // scalar. Likewise a few long rows (a softmax or cross-entropy over a
 // vocabulary): the row loop of N iterations becomes C chunks of N / C, the
 // inputs it indexes expanded to [..., C, N / C, ...], partial results per
-// row and chunk, then a reduction over the chunks. The combiner must be
-// associative and commutative with a neutral element (add, mul, max, min),
-// so the split changes only the summation order.
+// row and chunk, then a reduction over the chunks; with many rows (a LoRA
+// adapter's gradient) only where the target's cost model finds it faster.
+// The combiner must be associative and commutative with a neutral element
+// (add, mul, max, min), so the split changes only the summation order.
 //
 //===----------------------------------------------------------------------===//
 
+#include "fbl/CostModel/CostModel.h"
+#include "fbl/CostModel/KernelPlan.h"
+#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
@@ -25,6 +29,7 @@ namespace mlir::fbl {
 } // namespace mlir::fbl
 
 using namespace mlir;
+using namespace mlir::fbl;
 
 /// The single associative combiner of `op`'s only init, with its neutral
 /// element and the position of the accumulator among its operands.
@@ -93,44 +98,44 @@ static int64_t chunksOf(int64_t n) {
   return whole ? whole : n % 4 ? any : 0;
 }
 
-/// Splits `op` when it has parallel loops of fewer than `maxRows`
-/// iterations in all and one reduction loop of at least `minRowLength`.
-static LogicalResult splitRowReduction(RewriterBase &rewriter,
-                                       linalg::GenericOp op,
-                                       int64_t minRowLength, int64_t maxRows) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
-      op.getNumParallelLoops() == 0)
-    return failure();
+/// The static loop ranges of `op` when it reduces rows into one init:
+/// parallel loops and one reduction loop (`several`: two or more).
+static std::optional<SmallVector<int64_t>> rowRanges(linalg::GenericOp op,
+                                                     bool several) {
+  unsigned reductions = op.getNumReductionLoops();
+  if (op.getNumDpsInits() != 1 || op.getNumParallelLoops() == 0 ||
+      (several ? reductions < 2 : reductions != 1))
+    return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamicShape(ranges))
-    return failure();
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  unsigned r =
-      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
-  int64_t rows = 1;
-  for (unsigned l = 0; l < ranges.size(); ++l)
-    if (l != r)
-      rows *= ranges[l];
-  int64_t n = ranges[r];
-  if (n < minRowLength || rows > maxRows)
-    return failure();
-  int64_t chunks = chunksOf(n);
-  if (chunks == 0)
-    return failure();
-  OpOperand *init = op.getDpsInitOperand(0);
-  auto initType = dyn_cast<RankedTensorType>(init->get().getType());
-  std::optional<Combiner> combiner = matchCombiner(op);
-  if (!initType || !combiner)
-    return failure();
-  // Every map a projected permutation, the row loop a plain dim wherever it
-  // appears (so expanding that dim addresses chunk and offset).
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation())
-      return failure();
+    return std::nullopt;
+  return ranges;
+}
 
+/// The chunk counts a row of `n` iterations may be cut into: divisors of
+/// `n` that leave chunks of a multiple of 4 (whole texels along a packed
+/// row), or any divisor for a row that is not whole texels anyway.
+static SmallVector<int64_t> chunkCandidates(int64_t n) {
+  SmallVector<int64_t> out;
+  for (int64_t c = 2; c * 4 <= n; ++c)
+    if (n % c == 0 && ((n / c) % 4 == 0 || n % 4))
+      out.push_back(c);
+  return out;
+}
+
+/// Builds the two stages of `op`'s row split into `chunks` before `op`:
+/// reduction loop `r` of `n` iterations becomes the chunk (parallel) and an
+/// appended offset loop (the reduction). Returns the second stage's result;
+/// `op` stays.
+static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
+                           unsigned r, int64_t n, int64_t chunks,
+                           const Combiner &combiner) {
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto initType = cast<RankedTensorType>(init->get().getType());
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
-  unsigned numLoops = ranges.size();
+  unsigned numLoops = op.getNumLoops();
   // Loops of the partial stage: the original ones with r now the chunk
   // (parallel), and the offset in the chunk appended (the reduction).
   AffineExpr chunk = getAffineDimExpr(r, ctx);
@@ -183,7 +188,7 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
   outResults.push_back(chunk);
   maps.push_back(AffineMap::get(numLoops + 1, 0, outResults, ctx));
   Type elem = initType.getElementType();
-  Value identity = arith::ConstantOp::create(rewriter, loc, combiner->neutral);
+  Value identity = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
   Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
   Value filled =
       linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0);
@@ -201,6 +206,7 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
     if (i.getDim() == r)
       indices.push_back(i);
   });
+  OpBuilder::InsertionGuard guard(rewriter);
   for (linalg::IndexOp i : indices) {
     rewriter.setInsertionPoint(i);
     Value c = linalg::IndexOp::create(rewriter, i.getLoc(), r);
@@ -213,8 +219,124 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
     rewriter.replaceOp(i, at);
   }
   rewriter.setInsertionPointAfter(partial);
-  rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
-                                         init->get(), *combiner));
+  return combinePartials(rewriter, loc, partial.getResult(0), init->get(),
+                         combiner);
+}
+
+/// Records the ops a rewriter creates in `block` (a candidate split to
+/// cost, then erase); ops inside their regions go with them.
+struct CreatedOps : public RewriterBase::Listener {
+  explicit CreatedOps(Block *block) : block(block) {}
+  Block *block;
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint) override {
+    if (op->getBlock() == block)
+      ops.push_back(op);
+  }
+};
+
+/// The modelled time of the kernels of `ops` on `target`, every tensor read
+/// and written channel-packed along its last dim (the layouts are chosen
+/// later; a split changes how many work-items walk how far, which any
+/// layout sees alike).
+static double modelledTimeNs(ArrayRef<Operation *> ops, TargetAttr target,
+                             const ::fbl::cost::DeviceModel &device) {
+  MLIRContext *ctx = target.getContext();
+  auto layoutFor = [&](Type type) -> Attribute {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t)
+      return {};
+    return ChannelPackedLayoutAttr::get(
+        ctx, std::max<int64_t>(t.getRank() - 1, 0), BatchFold::Y);
+  };
+  double ns = 0;
+  for (Operation *op : ops) {
+    if (!isa<linalg::LinalgOp>(op))
+      continue;
+    SmallVector<Attribute> in, out;
+    for (Value v : op->getOperands())
+      in.push_back(layoutFor(v.getType()));
+    for (Value v : op->getResults())
+      out.push_back(layoutFor(v.getType()));
+    if (std::optional<::fbl::cost::KernelShape> k =
+            planKernel(op, in, out, target))
+      ns += ::fbl::cost::kernelCost(*k, device).timeNs;
+  }
+  return ns;
+}
+
+/// The chunk count the cost model finds fastest for `op`'s row loop `r`
+/// of `n` iterations on `target` (0: unsplit is fastest). Each candidate
+/// is built, costed with its fill and second stage, and erased.
+static int64_t cheapestChunks(RewriterBase &rewriter, linalg::GenericOp op,
+                              unsigned r, int64_t n, const Combiner &combiner,
+                              TargetAttr target) {
+  ::fbl::cost::DeviceModel device =
+      ::fbl::cost::DeviceModel::of(target.getDescription());
+  double best = modelledTimeNs({op.getOperation()}, target, device);
+  int64_t bestChunks = 0;
+  OpBuilder::Listener *previous = rewriter.getListener();
+  for (int64_t chunks : chunkCandidates(n)) {
+    CreatedOps created(op->getBlock());
+    rewriter.setListener(&created);
+    (void)buildRowSplit(rewriter, op, r, n, chunks, combiner);
+    rewriter.setListener(previous);
+    double ns = modelledTimeNs(created.ops, target, device);
+    if (ns < best) {
+      best = ns;
+      bestChunks = chunks;
+    }
+    for (Operation *o : llvm::reverse(created.ops))
+      rewriter.eraseOp(o);
+  }
+  return bestChunks;
+}
+
+/// Splits `op` when it has one reduction loop of at least `minRowLength`
+/// iterations and parallel loops of at most `maxRows` iterations in all
+/// (into chunksOf its row). More rows are split too on a module with a
+/// target when the cost model finds a split faster (a LoRA weight
+/// gradient: 8 x 768 outputs summed over 6304 tokens), into the chunk
+/// count it finds fastest.
+static LogicalResult splitRowReduction(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       int64_t minRowLength, int64_t maxRows) {
+  std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
+  if (!staticRanges)
+    return failure();
+  SmallVector<int64_t> ranges = *staticRanges;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned r =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
+  int64_t rows = 1;
+  for (unsigned l = 0; l < ranges.size(); ++l)
+    if (l != r)
+      rows *= ranges[l];
+  int64_t n = ranges[r];
+  TargetAttr target = TargetAttr::lookup(op);
+  // Shorter rows are left whole even where the model would split them:
+  // from 256 iterations ViT's LoRA step gained 6% on the H200 but the
+  // UNet's lost 9% to its 483 more launches (docs/benchmarks.md).
+  if (n < minRowLength || (rows > maxRows && !target))
+    return failure();
+  auto initType =
+      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  std::optional<Combiner> combiner = matchCombiner(op);
+  if (!initType || !combiner)
+    return failure();
+  // Every map a projected permutation, the row loop a plain dim wherever it
+  // appears (so expanding that dim addresses chunk and offset).
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return failure();
+  int64_t chunks = rows <= maxRows
+                       ? chunksOf(n)
+                       : cheapestChunks(rewriter, op, r, n, *combiner, target);
+  if (chunks == 0)
+    return failure();
+  rewriter.replaceOp(op,
+                     buildRowSplit(rewriter, op, r, n, chunks, *combiner));
   return success();
 }
 
@@ -231,12 +353,10 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
                                          linalg::GenericOp op,
                                          int64_t minRowLength,
                                          int64_t maxRows) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() < 2 ||
-      op.getNumParallelLoops() == 0)
+  std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, true);
+  if (!staticRanges)
     return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamicShape(ranges))
-    return failure();
+  SmallVector<int64_t> ranges = *staticRanges;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<unsigned> reductions;
   int64_t rows = 1, n = 1;
