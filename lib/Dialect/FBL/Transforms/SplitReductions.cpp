@@ -315,9 +315,9 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
       rows *= ranges[l];
   int64_t n = ranges[r];
   TargetAttr target = TargetAttr::lookup(op);
-  // Shorter rows are left whole even where the model would split them:
-  // from 256 iterations ViT's LoRA step gained 6% on the H200 but the
-  // UNet's lost 9% to its 483 more launches (docs/benchmarks.md).
+  // Shorter rows stay whole even where the model would split them: from
+  // 256 iterations ViT's LoRA step gained 6% on the H200, the UNet's lost
+  // 9% (483 more launches; docs/benchmarks.md).
   if (n < minRowLength || (rows > maxRows && !target))
     return failure();
   auto initType =

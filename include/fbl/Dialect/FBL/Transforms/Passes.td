@@ -310,8 +310,9 @@ def FBLSplitReductionsPass
     wait on no memory latency worth hiding, keeps one stage. Rows shorter
     than `min-row-length` stay whole even where the model would split
     them: letting it decide from 256 iterations made ViT's LoRA step 6%
-    faster on the H200 but the UNet's 9% slower (483 more launches, whose
-    cost the model underrates).
+    faster on the H200 but the UNet's 9% slower in the same call (483 more
+    launches), a difference within what the UNet's step varies between
+    calls; until measured better, the fixed rule's minimum stands.
 
     ```mlir
     %m = linalg.generic {iterator_types = ["parallel", "reduction"]}
