@@ -107,6 +107,31 @@ static bool hasUnreadableI64List(llvm::StringRef text) {
   return false;
 }
 
+/// Whether `text` has a `tensor.expand_shape` whose reassociation has an
+/// empty group (`[[], [0, 1]]`): MLIR 22's verifier of expand_shape builds
+/// affine maps from the groups and dereferences the null expression of an
+/// empty one (mlir-opt and fbl-opt alike; collapse_shape reports an
+/// error). Upstream's bug again, skipped like the lists above.
+static bool hasEmptyExpandGroup(llvm::StringRef text) {
+  for (size_t at = text.find("expand_shape"); at != llvm::StringRef::npos;
+       at = text.find("expand_shape", at + 1)) {
+    // The reassociation is the first `[` ... `]]` after the op's name.
+    llvm::StringRef rest = text.drop_front(at);
+    size_t open = rest.find('[');
+    if (open == llvm::StringRef::npos)
+      return false;
+    rest = rest.drop_front(open + 1);
+    if (rest.ltrim().starts_with("]"))
+      continue; // `[]`: no groups (a rank-0 source), which is fine.
+    llvm::StringRef groups = rest.take_front(rest.find("]]"));
+    for (size_t g = groups.find('['); g != llvm::StringRef::npos;
+         g = groups.find('[', g + 1))
+      if (groups.drop_front(g + 1).ltrim().starts_with("]"))
+        return true;
+  }
+  return false;
+}
+
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   (void)registry();
   return 0;
@@ -122,7 +147,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // NUL (Token::getSymbolReference at a trailing `@sym`), which no fbl tool
   // hands it.
   std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
-  if (hasUnreadableI64List(text))
+  if (hasUnreadableI64List(text) || hasEmptyExpandGroup(text))
     return -1;
 
   MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
