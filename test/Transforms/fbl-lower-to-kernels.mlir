@@ -57,9 +57,10 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // -----
 
 // Local-tiled GEMM (nvidia-h200 has local_tiled_gemm; gemm_tile = [8, 2,
-// 8], its tile from 1M elements of C: 64x64 tiles of C in 8-deep slices): 8x8 work-groups, 2x2 blocks
-// per work-item, no guard (the grid is exact and everyone reaches the
-// barriers). Two local buffers per operand: the first slice is staged
+// 8], its tile from 1M elements of C: 64x64 tiles of C in 8-deep slices):
+// 8x8 work-groups, 2x2 blocks per work-item, no guard (the grid is exact
+// and everyone reaches the barriers). Two local buffers per operand: the
+// first slice is staged
 // before the loop; each step reads the next slice's texels (2 of A and 2
 // of B per work-item) before multiplying out of the current buffer, stores
 // them into the other and meets the others at one barrier; the last slice

@@ -182,11 +182,11 @@ struct GemmTileClass {
 };
 
 /// The tile for a GEMM of `outputs` elements of C: that of the largest
-/// class whose minOutputs it reaches (classes in increasing order), else
-/// `base`.
-inline GemmTile gemmTileFor(const GemmTile &base,
-                            const std::vector<GemmTileClass> &classes,
-                            int64_t outputs) {
+/// class whose minOutputs it reaches (classes, any range of GemmTileClass,
+/// in increasing order), else `base`.
+template <typename Classes>
+GemmTile gemmTileFor(const GemmTile &base, const Classes &classes,
+                     int64_t outputs) {
   GemmTile t = base;
   for (const GemmTileClass &c : classes)
     if (outputs >= c.minOutputs)
@@ -340,8 +340,9 @@ inline std::string tileText(const GemmTile &t) {
          std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) + "]";
 }
 
-/// `[[min_outputs, group_items, item_blocks, local_k], ...]`.
-inline std::string tileClassesText(const std::vector<GemmTileClass> &cs) {
+/// `[[min_outputs, group_items, item_blocks, local_k], ...]` (cs: any range
+/// of GemmTileClass).
+template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";
   for (const GemmTileClass &c : cs)
     s += (s.size() > 1 ? ", [" : "[") + std::to_string(c.minOutputs) + ", " +

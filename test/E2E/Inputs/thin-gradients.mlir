@@ -1,8 +1,8 @@
 // Weight gradients with few outputs summed over many rows, as LoRA's
 // adapters have them: h = x . a (a: 780 x 8) and y = h . b (b: 8 x 772)
-// over 2052 tokens. The gradients of a and b reduce 2052
-// rows into 6240 and 6176 outputs: fbl-split-reductions splits them where
-// the target's cost model finds two stages faster.
+// over 2052 tokens. The gradients of a and b reduce 2052 rows into 6240
+// and 6176 outputs: fbl-split-reductions splits them where the target's
+// cost model finds two stages faster.
 #id2 = affine_map<(i, j) -> (i, j)>
 #row2 = affine_map<(i, j) -> (i)>
 #id1 = affine_map<(i) -> (i)>

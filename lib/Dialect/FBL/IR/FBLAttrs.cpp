@@ -471,9 +471,8 @@ TargetAttr TargetAttr::get(MLIRContext *context,
 }
 
 ::fbl::target::GemmTile TargetAttr::getGemmTileFor(int64_t outputs) const {
-  return ::fbl::target::gemmTileFor(
-      getGemmTile(),
-      {getGemmTileClasses().begin(), getGemmTileClasses().end()}, outputs);
+  return ::fbl::target::gemmTileFor(getGemmTile(), getGemmTileClasses(),
+                                    outputs);
 }
 
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
@@ -753,8 +752,7 @@ void TargetAttr::print(AsmPrinter &printer) const {
       classes != (preset ? preset.getGemmTileClasses()
                          : ArrayRef<::fbl::target::GemmTileClass>()))
     printer << ", gemm_tile_classes = "
-            << ::fbl::target::tileClassesText(
-                   {classes.begin(), classes.end()});
+            << ::fbl::target::tileClassesText(classes);
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

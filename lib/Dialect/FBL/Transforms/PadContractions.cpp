@@ -56,9 +56,14 @@ struct FBLPadContractionsPass
       return signalPassFailure();
     }
     TargetAttr target = TargetAttr::lookup(module);
-    // Each contraction to pad, with its M, N and K loops.
-    SmallVector<std::pair<linalg::LinalgOp, std::array<unsigned, 3>>>
-        candidates;
+    // Each contraction to pad: its M, N and K loops and the size each is
+    // padded to a multiple of (the local GEMM tile for the size, K to its
+    // slice; whole texels without one).
+    struct Candidate {
+      linalg::LinalgOp op;
+      SmallVector<int64_t> loops, multiples;
+    };
+    SmallVector<Candidate> candidates;
     module.walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
           op->getParentOfType<linalg::LinalgOp>() ||
@@ -74,30 +79,21 @@ struct FBLPadContractionsPass
               k = ranges[dims->k[0]];
       if (m * n * k < minVolume)
         return;
+      auto [tile, localK] = tileFor(target, m * n);
+      SmallVector<int64_t> multiples = {paddedSize(m, tile),
+                                        paddedSize(n, tile),
+                                        paddedSize(k, localK)};
       // Whole texels and the local tile out of reach (or none): nothing
       // to gain.
-      auto [tile, localK] = tileFor(target, m * n);
-      if (paddedSize(m, tile) == m && paddedSize(n, tile) == n &&
-          paddedSize(k, localK) == k)
+      if (multiples == SmallVector<int64_t>{m, n, k})
         return;
-      candidates.push_back({op,
-                            {static_cast<unsigned>(dims->m[0]),
-                             static_cast<unsigned>(dims->n[0]),
-                             static_cast<unsigned>(dims->k[0])}});
+      candidates.push_back(
+          {op, {dims->m[0], dims->n[0], dims->k[0]}, multiples});
     });
 
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> pads;
-    for (auto [op, mnk] : candidates) {
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      auto [m, n, k] = mnk;
-      auto [tile, localK] = tileFor(target, ranges[m] * ranges[n]);
-      // Pad each of M, N, K to the size chosen for it: the multiple of
-      // its own padded size.
-      SmallVector<int64_t> loops = {m, n, k};
-      SmallVector<int64_t> multiples = {paddedSize(ranges[m], tile),
-                                        paddedSize(ranges[n], tile),
-                                        paddedSize(ranges[k], localK)};
+    for (auto &[op, loops, multiples] : candidates) {
       linalg::LinalgPaddingOptions options;
       options.setPaddingDimensions(loops);
       options.setPadToMultipleOf(multiples);
