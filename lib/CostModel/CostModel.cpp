@@ -306,6 +306,10 @@ private:
       for (int64_t j = 0; j < itemBlocks; ++j) {
         loops[m] = mTile + (ly + i * groupItems) * 4;
         loops[n] = nTile + (lx + j * groupItems) * 4;
+        // Blocks beyond a ragged edge are not stored; their init is read
+        // at a cached place.
+        if (loops[m] >= k.ranges[m] || loops[n] >= k.ranges[n])
+          continue;
         if (k.readsInit)
           block(init, k.output, k.mLoop, k.nLoop, loops, reads);
         // An epilogue's inputs: their blocks at the output's, once.
@@ -313,7 +317,7 @@ private:
           block(e, k.inputs[e], k.mLoop, k.nLoop, loops, reads);
       }
     int64_t flat = ly * groupItems + lx;
-    int64_t slices = std::min(k.ranges[kk] / tile.localK, d.sampledSteps);
+    int64_t slices = std::min(tile.slicesAlong(k.ranges[kk]), d.sampledSteps);
     const std::array<int64_t, 3> extent = {tile.kBlocks(), 4, tileBlocks};
     auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
                      int64_t tileStart, int rowLoop, int colLoop) {
@@ -338,6 +342,11 @@ private:
           at = loops;
           at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
           at[kk] = tile.localK * s + 4 * at3[StageK];
+          // Texels beyond a ragged edge are read at 0 (and zeroed), as the
+          // kernel does.
+          for (size_t l : {static_cast<size_t>(tileLoop), kk})
+            if (at[l] >= k.ranges[l])
+              at[l] = 0;
           // Texel o of that block.
           at[static_cast<size_t>(other)] += at3[StageTexel];
           read(image, a, at, reads);
@@ -477,10 +486,15 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
       if (li != k.mLoop && li != k.nLoop && li != k.kLoop)
         batch *= k.ranges[l];
     }
-    int64_t per =
-        k.kind == KernelKind::LocalTiledGemm ? 4 * k.gemmTile.itemBlocks : 4;
-    return {k.ranges[static_cast<size_t>(k.nLoop)] / per,
-            k.ranges[static_cast<size_t>(k.mLoop)] / per, batch};
+    int64_t n = k.ranges[static_cast<size_t>(k.nLoop)],
+            m = k.ranges[static_cast<size_t>(k.mLoop)];
+    if (k.kind == KernelKind::LocalTiledGemm) {
+      // Whole work-groups, the last ones ragged.
+      const target::GemmTile &t = k.gemmTile;
+      return {t.tilesAlong(n) * t.groupItems, t.tilesAlong(m) * t.groupItems,
+              batch};
+    }
+    return {n / 4, m / 4, batch};
   }
   }
   return {1, 1, 1};
@@ -631,8 +645,9 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     bool atOutput = init || input >= 2;
     int64_t perItem = atOutput
                           ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
-                          : (local ? k.ranges[static_cast<size_t>(k.kLoop)] /
-                                         t.localK * t.stagedPerItem()
+                          : (local ? t.slicesAlong(k.ranges[static_cast<size_t>(
+                                             k.kLoop)]) *
+                                         t.stagedPerItem()
                                    : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;

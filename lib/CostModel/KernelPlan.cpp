@@ -282,15 +282,13 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
   if (!target.getLocalTiledGemm())
     return std::nullopt;
   auto fits = [&](const ::fbl::target::GemmTile &t) {
-    return g.ranges[g.mLoop] % t.tile() == 0 &&
-           g.ranges[g.nLoop] % t.tile() == 0 &&
-           g.ranges[g.kLoop] % t.localK == 0 &&
+    return t.covers(g.ranges[g.mLoop], g.ranges[g.nLoop], g.ranges[g.kLoop]) &&
            target.getMaxWorkgroupSize() >= t.items();
   };
   // The target's tile for the size (its shape class), the target's tile,
-  // then the default; each also with one block per
-  // work-item (a tile half as wide: sizes such as ViT's 32 x 197 tokens
-  // divide into 32 but not 64), before the register-tiled kernel.
+  // then the default; each also with one block per work-item (a tile half
+  // as wide, for sizes that a wide tile covers with too much waste), before
+  // the register-tiled kernel.
   auto narrow = [](::fbl::target::GemmTile t) {
     t.itemBlocks = 1;
     return t;

@@ -120,6 +120,38 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // -----
 
+// Ragged edges: 60 rows and a k of 36 in 64x64 tiles and 8-deep slices
+// (covered within an eighth). One work-group; C's init is read with rows
+// past 60 moved to 0; the staged texels past row 60 or k 36 are read at 0
+// and zeroed; the loop runs 4 slices and the last (5th, half outside) one
+// after it; each block's texels are stored only where its rows start
+// inside M (N = 64 divides, so no guard on it).
+// CHECK-LABEL: func.func @gemm_local_ragged(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 1] workgroup [8, 8, 1]
+// CHECK:           %[[ROWS:.+]] = arith.constant 60 : index
+// CHECK-NEXT:      %[[IN:.+]] = arith.cmpi ult, %[[M0:.+]], %[[ROWS]] : index
+// CHECK:           arith.select %[[IN]], %[[M0]], %{{.+}} : index
+// CHECK:           %[[K36:.+]] = arith.constant 36 : index
+// CHECK-NEXT:      %[[INK:.+]] = arith.cmpi ult, %{{.+}}, %[[K36]] : index
+// CHECK:           %[[BOTH:.+]] = arith.andi %{{.+}}, %[[INK]] : i1
+// CHECK:           %[[READ:.+]] = fbl.load_texel
+// CHECK:           arith.select %[[BOTH]], %[[READ]], %{{.+}} : vector<4xf32>
+// CHECK:           %[[END:.+]] = arith.constant 32 : index
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[END]] step
+// CHECK:           scf.if %{{.+}} {
+// CHECK-COUNT-4:     fbl.store_texel
+// CHECK-NEXT:      }
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
+  func.func @gemm_local_ragged(%a: tensor<60x36xf32, #pc>, %b: tensor<36x64xf32, #pr>, %c: tensor<60x64xf32, #pc>) -> tensor<60x64xf32, #pc> {
+    %0 = linalg.matmul ins(%a, %b : tensor<60x36xf32, #pc>, tensor<36x64xf32, #pr>) outs(%c : tensor<60x64xf32, #pc>) -> tensor<60x64xf32, #pc>
+    return %0 : tensor<60x64xf32, #pc>
+  }
+}
+
+// -----
+
 // Shape classes: below 16384 elements of C a GEMM takes gemm_tile ([8, 1, 8]:
 // 32x32 tiles, a 64x64 C is 2x2 groups of 8x8); from 16384 the class's
 // [8, 2, 8] (64x64 tiles, a 128x128 C is 2x2 groups too).

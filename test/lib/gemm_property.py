@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Property test of fbl's GEMM kernels: random shapes, forms (NN, NT, TN),
-operand layouts (channel-packed, 4x4 R-Tiles) and kernels (register-tiled,
-local-tiled under a random gemm_tile the sizes divide into), each GEMM
-(benchmarks/gen_gemm.py) lowered, run with fbl-run on random inputs and
-compared with numpy's product in float64.
+operand layouts (channel-packed, 4x4 R-Tiles), C starting at zero or at an
+input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
+gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
+or slice within an eighth), each GEMM (benchmarks/gen_gemm.py) lowered, run
+with fbl-run on random inputs and compared with numpy's product in float64.
 
   gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device cpu]
 
@@ -31,19 +32,30 @@ def valid(tile):
     return (g * b * k) % (g * g) == 0
 
 
+def covered(rng, multiple, most):
+    """A size in whole texels that tiles of `multiple` cover within an
+    eighth (the kernel plan's rule): a multiple of it up to `most` of them,
+    or, half the time where one exists, one a few texels short of it."""
+    q = int(rng.integers(1, most + 1))
+    short = (multiple * q) // 36  # 4 * j * 8 <= multiple * q - 4 * j
+    j = int(rng.integers(1, short + 1)) if short and rng.random() < 0.5 else 0
+    return multiple * q - 4 * j
+
+
 def case(rng):
     form = rng.choice(["nn", "nt", "tn"])
     layout = rng.choice(["channel_packed", "rtile"])
+    init = "input" if rng.random() < 0.3 else "zero"
     if rng.random() < 0.25:
         m, n, k = (4 * int(rng.integers(1, 13)) for _ in range(3))
-        return form, layout, (m, n, k), None
+        return form, layout, init, (m, n, k), None
     tile = TILES[int(rng.integers(len(TILES)))]
     while not valid(tile):
         tile = TILES[int(rng.integers(len(TILES)))]
     side = 4 * tile[0] * tile[1]
-    m, n = (side * int(rng.integers(1, 4)) for _ in range(2))
-    k = tile[2] * int(rng.integers(1, 5))
-    return form, layout, (m, n, k), tile
+    m, n = (covered(rng, side, 3) for _ in range(2))
+    k = covered(rng, tile[2], 8)
+    return form, layout, init, (m, n, k), tile
 
 
 def main():
@@ -57,10 +69,10 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for c in range(args.cases):
-            form, layout, (m, n, k), tile = case(rng)
+            form, layout, init, (m, n, k), tile = case(rng)
             ir = subprocess.run(
                 [sys.executable, GEN_GEMM, str(m), str(n), str(k), form, layout,
-                 "pocl-cpu", "local" if tile else "register"],
+                 "pocl-cpu", "local" if tile else "register", init],
                 capture_output=True, text=True, check=True).stdout
             if tile:
                 ir = ir.replace("local_tiled_gemm = true",
@@ -68,7 +80,7 @@ def main():
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
-            name = f"{form} {layout} {m}x{n}x{k} " + (
+            name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
                 "tile [%d, %d, %d]" % tile if tile else "register")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")
@@ -85,13 +97,16 @@ def main():
                            input=low.stdout, text=True, check=True)
             a = rng.standard_normal((k, m) if form[0] == "t" else (m, k)).astype(np.float32)
             b = rng.standard_normal((n, k) if form[1] == "t" else (k, n)).astype(np.float32)
-            np.save(os.path.join(tmp, "a.npy"), a)
-            np.save(os.path.join(tmp, "b.npy"), b)
+            c0 = (rng.standard_normal((m, n)).astype(np.float32) if init == "input"
+                  else np.zeros((m, n), np.float32))
+            inputs = []
+            for i, x in enumerate([a, b] + ([c0] if init == "input" else [])):
+                np.save(os.path.join(tmp, f"arg{i}.npy"), x)
+                inputs += ["--input", f"arg{i}=" + os.path.join(tmp, f"arg{i}.npy")]
             out = os.path.join(tmp, f"out{c}")
             run = subprocess.run(
-                [os.path.join(args.fbl_bin, "fbl-run"), bundle, "--device", args.device,
-                 "--input", "arg0=" + os.path.join(tmp, "a.npy"),
-                 "--input", "arg1=" + os.path.join(tmp, "b.npy"), "--output-dir", out],
+                [os.path.join(args.fbl_bin, "fbl-run"), bundle, "--device", args.device]
+                + inputs + ["--output-dir", out],
                 capture_output=True, text=True)
             if run.returncode:
                 print(f"FAIL {name}: {run.stderr.strip()}")
@@ -100,7 +115,7 @@ def main():
             got = np.load(os.path.join(out, "result0.npy"))
             aa = a.T if form[0] == "t" else a
             bb = b.T if form[1] == "t" else b
-            want = aa.astype(np.float64) @ bb.astype(np.float64)
+            want = c0.astype(np.float64) + aa.astype(np.float64) @ bb.astype(np.float64)
             err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
             ok = err <= 1e-4
             failed += not ok

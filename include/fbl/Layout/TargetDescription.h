@@ -145,6 +145,27 @@ struct GemmTile {
   constexpr int64_t stagedPerItem() const {
     return tileBlocks() * kBlocks() * 4 / items();
   }
+  /// Work-group tiles along a side of C of `range` elements, and staged
+  /// slices along a k of `range`: the last ones ragged where the range does
+  /// not divide (the kernel zeroes what lies beyond it and stores nothing
+  /// there).
+  constexpr int64_t tilesAlong(int64_t range) const {
+    return (range + tile() - 1) / tile();
+  }
+  constexpr int64_t slicesAlong(int64_t range) const {
+    return (range + localK - 1) / localK;
+  }
+  /// Whether the tile covers a GEMM of M x N x K (whole texels) with at
+  /// most an eighth more along each of them: more waste than that leaves
+  /// the GEMM to the register-tiled kernel.
+  constexpr bool covers(int64_t m, int64_t n, int64_t k) const {
+    auto close = [](int64_t range, int64_t covered) {
+      return range > 0 && (covered - range) * 8 <= range;
+    };
+    return close(m, tilesAlong(m) * tile()) &&
+           close(n, tilesAlong(n) * tile()) &&
+           close(k, slicesAlong(k) * localK);
+  }
   /// Why the tile cannot be emitted, or null: the texels of a slice split
   /// evenly over the work-items.
   constexpr const char *invalidReason() const {

@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fbl/Dialect/FBL/IR/FBLAttrs.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,24 +24,6 @@ using namespace mlir::fbl;
 
 namespace {
 
-/// `size` rounded up to `tile` where that adds at most an eighth, else to
-/// a multiple of 4.
-int64_t paddedSize(int64_t size, int64_t tile) {
-  int64_t toTile = llvm::alignTo(size, tile);
-  if (tile > 0 && (toTile - size) * 8 <= size)
-    return toTile;
-  return llvm::alignTo(size, 4);
-}
-
-/// The sides of the local-tiled GEMM's tile of C and its k slice for a
-/// GEMM of `outputs` elements of C, or whole texels (4) without one.
-std::pair<int64_t, int64_t> tileFor(TargetAttr target, int64_t outputs) {
-  if (!target || !target.getLocalTiledGemm())
-    return {4, 4};
-  ::fbl::target::GemmTile t = target.getGemmTileFor(outputs);
-  return {t.tile(), t.localK};
-}
-
 struct FBLPadContractionsPass
     : mlir::fbl::impl::FBLPadContractionsPassBase<FBLPadContractionsPass> {
   using FBLPadContractionsPassBase::FBLPadContractionsPassBase;
@@ -55,10 +36,9 @@ struct FBLPadContractionsPass
           << " is not valid; it must be 0 or more";
       return signalPassFailure();
     }
-    TargetAttr target = TargetAttr::lookup(module);
-    // Each contraction to pad: its M, N and K loops and the size each is
-    // padded to a multiple of (the local GEMM tile for the size, K to its
-    // slice; whole texels without one).
+    // Each contraction to pad: its M, N and K loops and their sizes in
+    // whole texels. The local-tiled GEMM takes ragged tiles itself, so
+    // padding to its tile would only add copies.
     struct Candidate {
       linalg::LinalgOp op;
       SmallVector<int64_t> loops, multiples;
@@ -79,12 +59,10 @@ struct FBLPadContractionsPass
               k = ranges[dims->k[0]];
       if (m * n * k < minVolume)
         return;
-      auto [tile, localK] = tileFor(target, m * n);
-      SmallVector<int64_t> multiples = {paddedSize(m, tile),
-                                        paddedSize(n, tile),
-                                        paddedSize(k, localK)};
-      // Whole texels and the local tile out of reach (or none): nothing
-      // to gain.
+      auto texels = [](int64_t size) {
+        return static_cast<int64_t>(llvm::alignTo(size, 4));
+      };
+      SmallVector<int64_t> multiples = {texels(m), texels(n), texels(k)};
       if (multiples == SmallVector<int64_t>{m, n, k})
         return;
       candidates.push_back(

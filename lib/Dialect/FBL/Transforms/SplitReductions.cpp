@@ -21,6 +21,7 @@
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::fbl {
@@ -293,18 +294,27 @@ static int64_t cheapestChunks(RewriterBase &rewriter, linalg::GenericOp op,
   return bestChunks;
 }
 
-/// Splits `op` when it has one reduction loop of at least `minRowLength`
-/// iterations and parallel loops of at most `maxRows` iterations in all
-/// (into chunksOf its row). More rows are split too on a module with a
-/// target when the cost model finds a split faster (a LoRA weight
-/// gradient: 8 x 768 outputs summed over 6304 tokens), into the chunk
-/// count it finds fastest.
-static LogicalResult splitRowReduction(RewriterBase &rewriter,
-                                       linalg::GenericOp op,
-                                       int64_t minRowLength, int64_t maxRows) {
+/// Where `op`'s row splits: its reduction loop `loop` of `length`
+/// iterations into `chunks`.
+struct RowSplit {
+  unsigned loop;
+  int64_t length, chunks;
+};
+
+/// How `op` splits when it has one reduction loop of at least
+/// `minRowLength` iterations and parallel loops of at most `maxRows`
+/// iterations in all (into chunksOf its row). On a module with a target,
+/// the others from `minModelledRowLength` iterations (more rows: a LoRA
+/// weight gradient, 8 x 768 outputs summed over 6304 tokens; shorter rows:
+/// a LoRA adapter's product, 512 x 8 outputs over 640) are split where the
+/// cost model finds a split faster, into the chunk count it finds fastest.
+static std::optional<RowSplit>
+planRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
+             int64_t minRowLength, int64_t minModelledRowLength,
+             int64_t maxRows) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
   if (!staticRanges)
-    return failure();
+    return std::nullopt;
   SmallVector<int64_t> ranges = *staticRanges;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   unsigned r =
@@ -315,28 +325,75 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
       rows *= ranges[l];
   int64_t n = ranges[r];
   TargetAttr target = TargetAttr::lookup(op);
-  // Shorter rows stay whole even where the model would split them: from
-  // 256 iterations ViT's LoRA step gained 6% on the H200, the UNet's lost
-  // 9% (483 more launches; docs/benchmarks.md).
-  if (n < minRowLength || (rows > maxRows && !target))
-    return failure();
+  bool fixed = rows <= maxRows && n >= minRowLength;
+  if (!fixed && (!target || n < minModelledRowLength))
+    return std::nullopt;
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
   std::optional<Combiner> combiner = matchCombiner(op);
   if (!initType || !combiner)
-    return failure();
+    return std::nullopt;
   // Every map a projected permutation, the row loop a plain dim wherever it
   // appears (so expanding that dim addresses chunk and offset).
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isProjectedPermutation())
-      return failure();
-  int64_t chunks = rows <= maxRows
+      return std::nullopt;
+  int64_t chunks = fixed
                        ? chunksOf(n)
                        : cheapestChunks(rewriter, op, r, n, *combiner, target);
   if (chunks == 0)
+    return std::nullopt;
+  return RowSplit{r, n, chunks};
+}
+
+static LogicalResult splitRowReduction(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       int64_t minRowLength,
+                                       int64_t minModelledRowLength,
+                                       int64_t maxRows) {
+  std::optional<RowSplit> split = planRowSplit(
+      rewriter, op, minRowLength, minModelledRowLength, maxRows);
+  if (!split)
     return failure();
-  rewriter.replaceOp(op,
-                     buildRowSplit(rewriter, op, r, n, chunks, *combiner));
+  rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop,
+                                       split->length, split->chunks,
+                                       *matchCombiner(op)));
+  return success();
+}
+
+/// A named contraction (a forward pass's `linalg.matmul` of a LoRA
+/// adapter: 512 x 8 outputs over 640) splits as its generic form would; a
+/// generic clone is planned, and the op is generalized only where the plan
+/// splits it.
+static LogicalResult splitNamedContraction(RewriterBase &rewriter,
+                                           linalg::LinalgOp op,
+                                           int64_t minRowLength,
+                                           int64_t minModelledRowLength,
+                                           int64_t maxRows) {
+  if (isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op) ||
+      op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
+    return failure();
+  auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
+  FailureOr<linalg::GenericOp> planned =
+      linalg::generalizeNamedOp(rewriter, clone);
+  if (failed(planned)) {
+    rewriter.eraseOp(clone);
+    return failure();
+  }
+  std::optional<RowSplit> split = planRowSplit(
+      rewriter, *planned, minRowLength, minModelledRowLength, maxRows);
+  rewriter.eraseOp(*planned);
+  if (!split)
+    return failure();
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+  if (failed(generic))
+    return failure();
+  rewriter.setInsertionPoint(*generic);
+  rewriter.replaceOp(*generic,
+                     buildRowSplit(rewriter, *generic, split->loop,
+                                   split->length, split->chunks,
+                                   *matchCombiner(*generic)));
   return success();
 }
 
@@ -486,7 +543,8 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
                                          init->get(), *combiner));
   rewriter.setInsertionPoint(partial);
-  (void)splitRowReduction(rewriter, partial, minPartialRowLength, maxRows);
+  (void)splitRowReduction(rewriter, partial, minPartialRowLength,
+                          minPartialRowLength, maxRows);
   return success();
 }
 
@@ -496,14 +554,21 @@ struct SplitReductionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : ops) {
-      rewriter.setInsertionPoint(op);
+    for (linalg::LinalgOp linalgOp : ops) {
+      rewriter.setInsertionPoint(linalgOp);
+      auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
+      if (!op) {
+        (void)splitNamedContraction(rewriter, linalgOp, minRowLength,
+                                    minModelledRowLength, maxRows);
+        continue;
+      }
       if (succeeded(splitReduction(rewriter, op, minElements,
                                    minPartialRowLength, maxRows)) ||
-          succeeded(splitRowReduction(rewriter, op, minRowLength, maxRows)))
+          succeeded(splitRowReduction(rewriter, op, minRowLength,
+                                      minModelledRowLength, maxRows)))
         continue;
       (void)splitReductionLoops(rewriter, op, minRowLength, maxRows);
     }

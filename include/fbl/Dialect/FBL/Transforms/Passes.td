@@ -192,7 +192,7 @@ def FBLDecomposeAggregatesPass
 
 def FBLPadContractionsPass
     : Pass<"fbl-pad-contractions", "::mlir::ModuleOp"> {
-  let summary = "Pads contractions to whole texels or the GEMM tile";
+  let summary = "Pads contractions to whole texels";
   let description = [{
     The GEMM kernels take contractions whose M, N and K are multiples of 4
     (whole texels); any other size falls to the generic kernel, which reads
@@ -201,21 +201,18 @@ def FBLPadContractionsPass
     the H200. Each such contraction (one M, N and K loop, at least
     `min-volume` multiply-adds) is rewritten by upstream's
     `linalg::rewriteAsPaddedOp`: its operands padded with zeros (a zero K
-    contributes nothing), the padded op, the result sliced back to its
-    size. A dim is padded to the target's local GEMM tile (K to its
-    local_k) where that adds at most an eighth, else to a multiple of 4.
-    On a target with the local-tiled kernel, contractions already in whole
-    texels are padded to its tile as well when that adds at most an eighth
-    (ViT-base's 6304 tokens at batch 32 become 6336 = 99 x 64, so its
-    GEMMs take the local-tiled kernel: the LoRA step on the H200 went from
-    180 to 159 ms). The pads become fills and inserted slices. The training pipeline runs it
-    after fbl-decompose-aggregates.
+    contributes nothing) to whole texels, the padded op, the result sliced
+    back to its size. The pads become fills and inserted slices. Nothing is
+    padded beyond whole texels: the local-tiled GEMM kernel covers sizes
+    that do not divide into its tile with a ragged last tile itself, which
+    costs no copies. The training pipeline runs it after
+    fbl-decompose-aggregates.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<1024x768xf32>, tensor<768x30522xf32>) ...
-    // becomes (nvidia-h200: tile 64)
-    %bp = tensor.insert_slice %b into %zeros[0, 0] [768, 30522] [1, 1] : ... into tensor<768x30528xf32>
-    %cp = linalg.matmul ins(%a, %bp : ...) outs(... : tensor<1024x30528xf32>)
+    // becomes
+    %bp = tensor.insert_slice %b into %zeros[0, 0] [768, 30522] [1, 1] : ... into tensor<768x30524xf32>
+    %cp = linalg.matmul ins(%a, %bp : ...) outs(... : tensor<1024x30524xf32>)
     %c = tensor.extract_slice %cp[0, 0] [1024, 30522] [1, 1]
     ```
   }];
@@ -351,6 +348,10 @@ def FBLSplitReductionsPass
     Option<"minRowLength", "min-row-length", "int64_t", /*default=*/"2048",
            "Split row reductions whose row (or reduction loops together) "
            "is at least this long">,
+    Option<"minModelledRowLength", "min-modelled-row-length", "int64_t",
+           /*default=*/"2048",
+           "With more rows than max-rows, let the target's cost model decide "
+           "from this row length">,
     Option<"minPartialRowLength", "min-partial-row-length", "int64_t",
            /*default=*/"512",
            "Split the rows of a whole-tensor reduction's partial stage from "

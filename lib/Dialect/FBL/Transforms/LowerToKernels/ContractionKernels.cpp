@@ -9,8 +9,8 @@
 //    along an operand's packed dim inside the block are the 4 channels of
 //    one texel (a block is transposed in registers when packed along the
 //    other dim).
-//  - local-tiled (the target's local_tiled_gemm, sizes that divide into
-//    its gemm_tile): the same blocks, item_blocks^2 per work-item, with A
+//  - local-tiled (the target's local_tiled_gemm, sizes its gemm_tile
+//    covers, the last tiles and slices possibly ragged): the same blocks, item_blocks^2 per work-item, with A
 //    and B staged through local memory so that each texel is read from its
 //    image once per work-group; consecutive work-items read neighbouring
 //    texels of an image row, and two buffers let the reads of the next k
@@ -228,11 +228,26 @@ public:
     return next;
   }
 
+  /// Whether `loop` ends inside a tile of `multiple` (a ragged edge).
+  bool ragged(unsigned loop, int64_t multiple) const {
+    return g.ranges[loop] % multiple != 0;
+  }
+
+  /// `x` where it is inside `loop`'s range, else 0 (a place every read can
+  /// take), and whether it is inside.
+  std::pair<Value, Value> clampToRange(Value x, unsigned loop) {
+    Value inside = ad.lt(x, g.ranges[loop]);
+    Value at = arith::SelectOp::create(b, loc, inside, x, ad.c(0));
+    return {at, inside};
+  }
+
   /// Stores each block's accumulators (`acc`, in the order of
   /// `initialAccumulators`) as 4 whole texels of C, or of the epilogue's
-  /// result computed from them.
+  /// result computed from them. With `tileSide` (tiles of C of that side),
+  /// a block beyond the end of a ragged M or N is not stored.
   void storeBlocks(ValueRange acc, ArrayRef<Value> mBlocks,
-                   ArrayRef<Value> nBlocks, ArrayRef<Value> at) {
+                   ArrayRef<Value> nBlocks, ArrayRef<Value> at,
+                   int64_t tileSide = 4) {
     const GemmOperand &out = epilogue ? epilogue->output : g.c;
     RankedTensorType type = outputType();
     unsigned cPacked = out.packed;
@@ -240,6 +255,16 @@ public:
     int64_t first = 0;
     for (Value m : mBlocks)
       for (Value n : nBlocks) {
+        OpBuilder::InsertionGuard insertionGuard(b);
+        Value inside;
+        if (ragged(g.mLoop, tileSide))
+          inside = ad.lt(m, g.ranges[g.mLoop]);
+        if (ragged(g.nLoop, tileSide))
+          inside = ad.andi(inside, ad.lt(n, g.ranges[g.nLoop]));
+        if (inside) {
+          auto guard = scf::IfOp::create(b, loc, inside, false);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+        }
         SmallVector<Value> origin = blockAt(at, m, n);
         SmallVector<Value> values(acc.begin() + first,
                                   acc.begin() + first + 16);
@@ -336,7 +361,9 @@ namespace {
 /// So A's tile keeps the staging order (the stores are consecutive too),
 /// and B's keeps blocks innermost, each row of blocks rotated by its row
 /// (kblk * 4 + o) where B is read in another order, so that the stores of
-/// consecutive rows do not fall on one bank.
+/// consecutive rows do not fall on one bank. (Keeping A's tile blocks
+/// innermost too, rotated where A is packed along k, was measured on the
+/// H200 and is not faster: docs/benchmarks.md.)
 struct LocalTile {
   const GemmOperand *x;
   /// The loop along the work-group tile (m for A, n for B), and where the
@@ -424,7 +451,23 @@ static SmallVector<Value> readSlice(GemmKernelBuilder &gb,
     SmallVector<Value> loops(atK.begin(), atK.end());
     loops[t.tileLoop] = ad.add(t.tileStart, ad.mul(byDim[2], 4));
     loops[g.kLoop] = ad.add(atK[g.kLoop], ad.mul(byDim[0], 4));
-    texels.push_back(gb.readTexel(*t.x, loops, byDim[1]));
+    // Beyond a ragged edge: read a texel inside and zero it (zeros add
+    // nothing along k, and rows or columns of C beyond M or N are not
+    // stored).
+    Value inside;
+    for (auto [loop, multiple] : {std::pair(t.tileLoop, tile.tile()),
+                                  std::pair(g.kLoop, tile.localK)}) {
+      if (!gb.ragged(loop, multiple))
+        continue;
+      auto [at, in] = gb.clampToRange(loops[loop], loop);
+      loops[loop] = at;
+      inside = ad.andi(inside, in);
+    }
+    Value texel = gb.readTexel(*t.x, loops, byDim[1]);
+    if (inside)
+      texel = arith::SelectOp::create(gb.b, gb.loc, inside, texel,
+                                      ad.zero(gb.texelType));
+    texels.push_back(texel);
     where.push_back(byDim);
   }
   return texels;
@@ -495,12 +538,13 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
   kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), gb.outputType(),
-           {g.ranges[g.nLoop] / (4 * tile.itemBlocks),
-            g.ranges[g.mLoop] / (4 * tile.itemBlocks), g.batch},
+           {tile.tilesAlong(g.ranges[g.nLoop]) * tile.groupItems,
+            tile.tilesAlong(g.ranges[g.mLoop]) * tile.groupItems, g.batch},
            {tile.groupItems, tile.groupItems, 1});
   // Blocks are placed by group and local ids; of the global ids only the
-  // batch is used. No guard: the grid is exact, and every work-item must
-  // reach the barriers.
+  // batch is used. No guard around the body: the grid is whole
+  // work-groups, and every work-item must reach the barriers; the last
+  // tiles along a ragged M or N store only their blocks inside it.
   Value bz = gb.workItems()[2];
   SmallVector<Value> at = gb.batchOrigin(bz);
   // Block (i, j) of a work-item is block (i * groupItems + ly,
@@ -526,7 +570,18 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
     nBlocks.push_back(
         ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.groupItems)), 4)));
   }
-  SmallVector<Value> accInit = gb.initialAccumulators(mBlocks, nBlocks, at);
+  // C's init is read at a place inside for the blocks beyond a ragged
+  // edge (they are not stored).
+  auto initOrigins = [&](ArrayRef<Value> blocks, unsigned loop) {
+    SmallVector<Value> origins(blocks);
+    if (g.readsInit && gb.ragged(loop, tile.tile()))
+      for (Value &x : origins)
+        x = gb.clampToRange(x, loop).first;
+    return origins;
+  };
+  SmallVector<Value> mInit = initOrigins(mBlocks, g.mLoop);
+  SmallVector<Value> nInit = initOrigins(nBlocks, g.nLoop);
+  SmallVector<Value> accInit = gb.initialAccumulators(mInit, nInit, at);
   // The first slice into buffer 0.
   SmallVector<std::array<Value, 3>> aWhere, bWhere;
   {
@@ -538,9 +593,9 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
     BarrierOp::create(b, loc);
   }
   // Slices 0 .. S-2, each reading the next slice before multiplying.
-  int64_t slices = g.ranges[g.kLoop] / tile.localK;
+  int64_t slices = tile.slicesAlong(g.ranges[g.kLoop]);
   Value kStep = ad.c(tile.localK);
-  Value kEnd = ad.c(g.ranges[g.kLoop] - tile.localK);
+  Value kEnd = ad.c((slices - 1) * tile.localK);
   Value kBegin = ad.c(0);
   auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kStep, accInit);
   {
@@ -567,7 +622,7 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   // The last slice.
   SmallVector<Value> acc(loop.getResults());
   multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2));
-  gb.storeBlocks(acc, mBlocks, nBlocks, at);
+  gb.storeBlocks(acc, mBlocks, nBlocks, at, tile.tile());
   return kb.end();
 }
 
