@@ -3,7 +3,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-row-length=10000 | FileCheck %s --check-prefix=SHORT
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-partial-row-length=4096 | FileCheck %s --check-prefix=ROWS
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-modelled-row-length=10000 | FileCheck %s --check-prefix=UNMODELLED
-// RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-modelled-row-length=256 | FileCheck %s --check-prefix=MODELLED
 
 // A mean-square loss over 64x32: partial sums along rows (parallel), then
 // their sum added to the init.
@@ -319,20 +318,20 @@ func.func @thin_gradient_no_target(%dh: tensor<6304x8xf32>, %x: tensor<6304x768x
 // -----
 
 // A LoRA adapter's forward product, a named linalg.matmul: 512 x 8 outputs
-// over 640. From min-modelled-row-length=256 the model is asked, on a
-// generic clone, and splits it into 32 chunks of 20: the op becomes its
-// generic form, split. Below that length (the default, 2048) the named op
-// stays as it is.
+// over 640, rows shorter than min-row-length. The model is asked (from
+// min-modelled-row-length, 256), on a generic clone, and splits it into 32
+// chunks of 20: the op becomes its generic form, split. Where the model is
+// not asked (UNMODELLED) the named op stays as it is.
 // CHECK-LABEL: func.func @thin_product_h200
-// CHECK: linalg.matmul
-// CHECK-NOT: linalg.generic
-// MODELLED-LABEL: func.func @thin_product_h200
-// MODELLED-NOT: linalg.matmul
-// MODELLED-DAG: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [512, 32, 20] {fbl.reduction_chunks}
-// MODELLED-DAG: tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [32, 20, 8] {fbl.reduction_chunks}
-// MODELLED: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<512x8x32xf32>)
-// MODELLED: linalg.generic {{.*}} ins(%[[P]] : tensor<512x8x32xf32>) outs(%{{.*}} : tensor<512x8xf32>)
-// MODELLED-NOT: linalg.matmul
+// CHECK-NOT: linalg.matmul
+// CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [512, 32, 20] {fbl.reduction_chunks}
+// CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [32, 20, 8] {fbl.reduction_chunks}
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<512x8x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<512x8x32xf32>) outs(%{{.*}} : tensor<512x8xf32>)
+// CHECK-NOT: linalg.matmul
+// UNMODELLED-LABEL: func.func @thin_product_h200
+// UNMODELLED: linalg.matmul
+// UNMODELLED-NOT: linalg.generic
 module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
 func.func @thin_product_h200(%x: tensor<512x640xf32>, %a: tensor<640x8xf32>) -> tensor<512x8xf32> {
   %zero = arith.constant 0.0 : f32
@@ -347,10 +346,10 @@ func.func @thin_product_h200(%x: tensor<512x640xf32>, %a: tensor<640x8xf32>) -> 
 
 // The same product on pocl-cpu: the model keeps one stage, and the named op
 // is left as it was (the generic clone it was asked about is gone).
-// MODELLED-LABEL: func.func @thin_product_pocl
-// MODELLED: linalg.matmul
-// MODELLED-NOT: linalg.generic
-// MODELLED-NOT: tensor.expand_shape
+// CHECK-LABEL: func.func @thin_product_pocl
+// CHECK: linalg.matmul
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.expand_shape
 module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 func.func @thin_product_pocl(%x: tensor<512x640xf32>, %a: tensor<640x8xf32>) -> tensor<512x8xf32> {
   %zero = arith.constant 0.0 : f32

@@ -295,21 +295,25 @@ def FBLSplitReductionsPass
     partial[rows..., C] and a second the chunks into the original init. A
     body's `linalg.index` of the row loop becomes chunk * (N / C) + offset.
 
-    A row reduction with more rows than `max-rows` is split too on a module
-    with a target (`fbl.target`), when the target's cost model (the kernels
-    fbl-lower-to-kernels would emit, costed by the execution model) finds
-    two stages faster than one; C is then the chunk count it finds fastest
-    among the divisors that leave whole-texel chunks. LoRA's adapter
-    gradients are such reductions: 8 x 768 outputs summed over ViT-base's
-    6304 tokens were one register-tiled GEMM kernel of 384 work-items, each
-    walking all 6304 tokens (0.78 ms each on the H200, 48 per step); the
-    model picks 197 chunks of 32 there, and on pocl-cpu, whose work-items
-    wait on no memory latency worth hiding, keeps one stage. Rows shorter
-    than `min-row-length` stay whole even where the model would split
-    them: letting it decide from 256 iterations made ViT's LoRA step 6%
-    faster on the H200 but the UNet's 9% slower in the same call (483 more
-    launches), a difference within what the UNet's step varies between
-    calls; until measured better, the fixed rule's minimum stands.
+    On a module with a target (`fbl.target`) the other row reductions of
+    at least `min-modelled-row-length` iterations (more rows than
+    `max-rows`, or rows shorter than `min-row-length`) are split where the
+    target's cost model (the kernels fbl-lower-to-kernels would emit,
+    costed by the execution model) finds two stages faster than one; C is
+    then the chunk count it finds fastest among the divisors that leave
+    whole-texel chunks. LoRA's adapter gradients are such reductions: 8 x
+    768 outputs summed over ViT-base's 6304 tokens were one register-tiled
+    GEMM kernel of 384 work-items, each walking all 6304 tokens (0.78 ms
+    each on the H200, 48 per step); the model picks 197 chunks of 32 there.
+    So are the adapters' products in the forward pass, 512 x 8 outputs over
+    640 channels in SD's UNet (0.08 ms each, 144 per step), and LayerNorm's
+    statistics. Named contractions (the forward pass's `linalg.matmul`) are
+    asked about through a generic clone and become their generic form only
+    where they split. On pocl-cpu, whose work-items wait on no memory
+    latency worth hiding, the model keeps one stage. Deciding from 256
+    iterations rather than 2048 took the H200's ViT-base LoRA step from 116
+    to 108 ms and the UNet's from 113 to 102 (two alternating rounds in one
+    call, docs/benchmarks.md).
 
     ```mlir
     %m = linalg.generic {iterator_types = ["parallel", "reduction"]}
@@ -349,7 +353,7 @@ def FBLSplitReductionsPass
            "Split row reductions whose row (or reduction loops together) "
            "is at least this long">,
     Option<"minModelledRowLength", "min-modelled-row-length", "int64_t",
-           /*default=*/"2048",
+           /*default=*/"256",
            "With more rows than max-rows, let the target's cost model decide "
            "from this row length">,
     Option<"minPartialRowLength", "min-partial-row-length", "int64_t",
