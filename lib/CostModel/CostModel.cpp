@@ -643,12 +643,12 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     // init and an epilogue's inputs: each block of the work-item once.
     const target::GemmTile &t = k.gemmTile;
     bool atOutput = init || input >= 2;
-    int64_t perItem = atOutput
-                          ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
-                          : (local ? t.slicesAlong(k.ranges[static_cast<size_t>(
-                                             k.kLoop)]) *
-                                         t.stagedPerItem()
-                                   : k4 * 4);
+    int64_t perItem =
+        atOutput
+            ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+            : (local ? t.slicesAlong(k.ranges[static_cast<size_t>(k.kLoop)]) *
+                           t.stagedPerItem()
+                     : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;
   }

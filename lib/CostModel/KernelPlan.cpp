@@ -293,8 +293,8 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
     t.itemBlocks = 1;
     return t;
   };
-  ::fbl::target::GemmTile preset = target.getGemmTileFor(
-      g.ranges[g.mLoop] * g.ranges[g.nLoop]);
+  ::fbl::target::GemmTile preset =
+      target.getGemmTileFor(g.ranges[g.mLoop] * g.ranges[g.nLoop]);
   ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
        {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),

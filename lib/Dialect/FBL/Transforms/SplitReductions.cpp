@@ -230,8 +230,7 @@ struct CreatedOps : public RewriterBase::Listener {
   explicit CreatedOps(Block *block) : block(block) {}
   Block *block;
   SmallVector<Operation *> ops;
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (op->getBlock() == block)
       ops.push_back(op);
   }
@@ -309,9 +308,8 @@ struct RowSplit {
 /// a LoRA adapter's product, 512 x 8 outputs over 640) are split where the
 /// cost model finds a split faster, into the chunk count it finds fastest.
 static std::optional<RowSplit>
-planRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
-             int64_t minRowLength, int64_t minModelledRowLength,
-             int64_t maxRows) {
+planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
+             int64_t minModelledRowLength, int64_t maxRows) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
   if (!staticRanges)
     return std::nullopt;
@@ -351,13 +349,12 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
                                        int64_t minRowLength,
                                        int64_t minModelledRowLength,
                                        int64_t maxRows) {
-  std::optional<RowSplit> split = planRowSplit(
-      rewriter, op, minRowLength, minModelledRowLength, maxRows);
+  std::optional<RowSplit> split =
+      planRowSplit(rewriter, op, minRowLength, minModelledRowLength, maxRows);
   if (!split)
     return failure();
-  rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop,
-                                       split->length, split->chunks,
-                                       *matchCombiner(op)));
+  rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop, split->length,
+                                       split->chunks, *matchCombiner(op)));
   return success();
 }
 
@@ -380,20 +377,20 @@ static LogicalResult splitNamedContraction(RewriterBase &rewriter,
     rewriter.eraseOp(clone);
     return failure();
   }
-  std::optional<RowSplit> split = planRowSplit(
-      rewriter, *planned, minRowLength, minModelledRowLength, maxRows);
+  std::optional<RowSplit> split = planRowSplit(rewriter, *planned, minRowLength,
+                                               minModelledRowLength, maxRows);
   rewriter.eraseOp(*planned);
   if (!split)
     return failure();
   rewriter.setInsertionPoint(op);
-  FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, op);
   if (failed(generic))
     return failure();
   rewriter.setInsertionPoint(*generic);
-  rewriter.replaceOp(*generic,
-                     buildRowSplit(rewriter, *generic, split->loop,
-                                   split->length, split->chunks,
-                                   *matchCombiner(*generic)));
+  rewriter.replaceOp(*generic, buildRowSplit(rewriter, *generic, split->loop,
+                                             split->length, split->chunks,
+                                             *matchCombiner(*generic)));
   return success();
 }
 

@@ -354,8 +354,8 @@ def FBLSplitReductionsPass
            "is at least this long">,
     Option<"minModelledRowLength", "min-modelled-row-length", "int64_t",
            /*default=*/"256",
-           "With more rows than max-rows, let the target's cost model decide "
-           "from this row length">,
+           "On a module with a target, let its cost model decide the other "
+           "row reductions from this row length">,
     Option<"minPartialRowLength", "min-partial-row-length", "int64_t",
            /*default=*/"512",
            "Split the rows of a whole-tensor reduction's partial stage from "

@@ -10,11 +10,11 @@
 //    one texel (a block is transposed in registers when packed along the
 //    other dim).
 //  - local-tiled (the target's local_tiled_gemm, sizes its gemm_tile
-//    covers, the last tiles and slices possibly ragged): the same blocks, item_blocks^2 per work-item, with A
-//    and B staged through local memory so that each texel is read from its
-//    image once per work-group; consecutive work-items read neighbouring
-//    texels of an image row, and two buffers let the reads of the next k
-//    slice overlap the multiplication of this one.
+//    covers, the last tiles and slices possibly ragged): the same blocks,
+//    item_blocks^2 per work-item, with A and B staged through local memory so
+//    that each texel is read from its image once per work-group; consecutive
+//    work-items read neighbouring texels of an image row, and two buffers let
+//    the reads of the next k slice overlap the multiplication of this one.
 //
 // Which ops take which kernel is decided in fbl/CostModel/KernelPlan.h, where
 // the cost model asks the same question.
