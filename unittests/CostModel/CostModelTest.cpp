@@ -90,6 +90,41 @@ TEST(CostModelTest, LocalTiledGemmReadsEachTexelOncePerGroup) {
   EXPECT_LE(c.misses, c.fetches / 8 + 1);
 }
 
+TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
+  // 64x64 tiles in 16-deep slices.
+  target::GemmTile t{8, 2, 16};
+  EXPECT_EQ(t.tilesAlong(6304), 99);
+  EXPECT_EQ(t.slicesAlong(36), 3);
+  // ViT's 6304 tokens: 6336 is 0.5% more.
+  EXPECT_TRUE(t.covers(6304, 768, 768));
+  // 60 of 64 rows and k 48 of 48: within an eighth.
+  EXPECT_TRUE(t.covers(60, 64, 48));
+  // 56 rows would take 64 (8 more: 1/7), k 36 would take 48 (12 more).
+  EXPECT_FALSE(t.covers(56, 64, 48));
+  EXPECT_FALSE(t.covers(64, 64, 36));
+  // A LoRA rank of 8 is far from a tile.
+  EXPECT_FALSE(t.covers(6304, 8, 768));
+  // Exact multiples always fit.
+  for (int64_t q = 1; q < 5; ++q)
+    EXPECT_TRUE(t.covers(64 * q, 64 * q, 16 * q));
+}
+
+TEST(CostModelTest, RaggedLocalTiledGemmsRoundTheGridToWholeGroups) {
+  Layout packedK = Layout::channelPacked(2, 1);
+  // 124 x 252 over 188 in 64x64 tiles ([8, 2, 8]): 2 x 4 groups of 8x8.
+  KernelShape s = matmul(124, 252, 188, packedK, packedK, packedK,
+                         KernelKind::LocalTiledGemm);
+  s.gemmTile = {8, 2, 8};
+  EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{32, 16, 1}));
+  KernelCost c = kernelCost(s, bigDevice());
+  // Every work-item stages its share of every slice, the ragged last one
+  // (24 slices of 8 cover 188) included: 512 items x 24 x 2 texels, of A
+  // and of B.
+  EXPECT_EQ(c.fetches, 512 * 24 * 2 * 2);
+  // Only C's 124 x 252 elements are written.
+  EXPECT_EQ(c.writes, 124 * 252 / 4);
+}
+
 TEST(CostModelTest, UnplannedPerTexelReadsLoadOneElementPerChannel) {
   // Without planReads (slices and inserts): a fetch per element.
   Layout l = Layout::channelPacked(2, 1);
