@@ -304,40 +304,58 @@ void fbl_session::readTensor(const Tensor &t, void *data, size_t bytes) {
   unpackTexels(t, texels, static_cast<float *>(data));
 }
 
+/// The median of `v`: over iterations, one slow launch does not skew it.
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 void fbl_session::run(int iterations, bool profile) {
   for (size_t i = 0; i < inputSet.size(); ++i)
     if (!inputSet[i])
       throw Error(inputLabel(i) + " was not set");
-  std::vector<double> times;
   // One untimed launch first: drivers compile kernels lazily.
   if (!warmedUp) {
-    for (Kernel &kernel : kernels)
-      check(clEnqueueNDRangeKernel(
-                queue, kernel.kernel, kernel.grid[2] > 1 ? 3 : 2, nullptr,
-                kernel.grid, kernel.workgroup, 0, nullptr, nullptr),
-            "launch of " + kernel.name);
+    launchSchedule(nullptr);
     check(clFinish(queue), "clFinish");
     warmedUp = true;
   }
-  std::vector<std::vector<double>> kernelMs(kernels.size());
+  // The timed iterations carry no profiling events: on a driver where an
+  // event costs host or device time per launch, a step of thousands of
+  // kernels would be timed slower than it runs, and more kernels more so.
+  // The profile takes as many iterations of its own, after them.
+  std::vector<double> times;
   for (int it = 0; it < std::max(iterations, 1); ++it) {
-    std::vector<cl_event> events(kernels.size(), nullptr);
     auto start = std::chrono::steady_clock::now();
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      Kernel &kernel = kernels[k];
-      cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
-      check(clEnqueueNDRangeKernel(queue, kernel.kernel, dims, nullptr,
-                                   kernel.grid, kernel.workgroup, 0, nullptr,
-                                   profile ? &events[k] : nullptr),
-            "launch of " + kernel.name);
-    }
+    launchSchedule(nullptr);
     check(clFinish(queue), "clFinish");
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());
+  }
+  medianMs = median(times);
+  if (profile)
+    profileSchedule(std::max(iterations, 1));
+}
+
+void fbl_session::launchSchedule(std::vector<cl_event> *events) {
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Kernel &kernel = kernels[k];
+    cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
+    check(clEnqueueNDRangeKernel(queue, kernel.kernel, dims, nullptr,
+                                 kernel.grid, kernel.workgroup, 0, nullptr,
+                                 events ? &(*events)[k] : nullptr),
+          "launch of " + kernel.name);
+  }
+}
+
+void fbl_session::profileSchedule(int iterations) {
+  std::vector<std::vector<double>> kernelMs(kernels.size());
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<cl_event> events(kernels.size(), nullptr);
+    launchSchedule(&events);
+    check(clFinish(queue), "clFinish");
     for (size_t k = 0; k < kernels.size(); ++k) {
-      if (!events[k])
-        continue;
       cl_ulong t0 = 0, t1 = 0;
       clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof(t0),
                               &t0, nullptr);
@@ -347,15 +365,8 @@ void fbl_session::run(int iterations, bool profile) {
       clReleaseEvent(events[k]);
     }
   }
-  // Medians over the iterations: one slow launch does not skew them.
-  auto median = [](std::vector<double> &v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   for (size_t k = 0; k < kernels.size(); ++k)
-    if (!kernelMs[k].empty())
-      kernels[k].profiledMs = median(kernelMs[k]);
-  medianMs = median(times);
+    kernels[k].profiledMs = median(kernelMs[k]);
 }
 
 void fbl_session::trainStep(int64_t step, bool profile) {
@@ -367,6 +378,8 @@ void fbl_session::trainStep(int64_t step, bool profile) {
   for (size_t i = 0; i < inputTensors.size(); ++i)
     if (inputIsStepCount[i])
       upload(i, &count, sizeof(count));
+  // One run: its outputs are what the updates below apply. A profile runs
+  // the same step again on the same inputs.
   run(1, profile);
   // A non-finite loss poisons every parameter it updates: stop before the
   // updates replace the inputs, so the last finite state stays.

@@ -56,6 +56,12 @@ struct fbl_session : fbl::runtime::Bundle {
                    int flags, const std::string &dtype);
 
 private:
+  /// Enqueues every kernel of the schedule once, each with a profiling
+  /// event in `events` when given.
+  void launchSchedule(std::vector<cl_event> *events);
+  /// Runs the schedule `iterations` more times with profiling events and
+  /// records each kernel's median device time.
+  void profileSchedule(int iterations);
   void readTensor(const fbl::runtime::Tensor &t, void *data, size_t bytes);
   /// Whether memory `m` stores half floats (converted from and to f32).
   static bool isHalf(const fbl::runtime::Memory &m);

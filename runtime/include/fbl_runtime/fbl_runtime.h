@@ -112,8 +112,10 @@ fbl_status fbl_session_init_input(fbl_session *session, size_t index,
 fbl_status fbl_session_get_input(fbl_session *session, size_t index,
                                  void *data, size_t bytes);
 
-/// Runs the schedule `iterations` times; with `profile`, records each
-/// kernel's median device time (profiling events) over the iterations.
+/// Runs the schedule `iterations` times and records the median wall time
+/// of one; with `profile`, then `iterations` more times with profiling
+/// events, recording each kernel's median device time (the timed
+/// iterations carry no events, so profiling does not slow what is timed).
 fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 
 /// Runs step `step` (1-based) of a training-step bundle: sets its step-count
