@@ -36,16 +36,20 @@ def main():
             ok = False
         else:
             got = np.load(path).astype(np.float64).ravel()
-            atol = args.atol * max(float(np.abs(want).max()), 1e-30) \
-                if args.atol_of_max and want.size else args.atol
-            tol = atol + args.rtol * np.abs(want)
-            bad = int(np.sum(np.abs(got - want) > tol)) if got.size == want.size else want.size
-            worst = float(np.max(np.abs(got - want) / tol)) if got.size == want.size else float("inf")
-            print(f"  result{j}: {want.size} elements, worst err/tol {worst:.3f}, "
-                  f"max err/max|oracle| {float(np.max(np.abs(got - want))) / max(float(np.abs(want).max()), 1e-30):.1e}, "
-                  f"{bad} out of tolerance" if got.size == want.size else
-                  f"  result{j}: {want.size} elements, {got.size} returned")
-            ok &= bad == 0
+            if got.size != want.size:
+                print(f"  result{j}: {want.size} elements, {got.size} returned")
+                ok = False
+            else:
+                scale = max(float(np.abs(want).max()), 1e-30) if want.size else 1.0
+                atol = args.atol * scale if args.atol_of_max else args.atol
+                err = np.abs(got - want)
+                tol = atol + args.rtol * np.abs(want)
+                bad = int(np.sum(err > tol))
+                worst = float(np.max(err / tol)) if want.size else 0.0
+                print(f"  result{j}: {want.size} elements, worst err/tol {worst:.3f}, "
+                      f"max err/max|oracle| {float(err.max(initial=0.0)) / scale:.1e}, "
+                      f"{bad} out of tolerance")
+                ok &= bad == 0
         j += 1
     print("MATCH" if ok and j else "MISMATCH")
     sys.exit(0 if ok and j else 1)

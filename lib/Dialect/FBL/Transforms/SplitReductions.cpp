@@ -294,10 +294,11 @@ static int64_t cheapestChunks(RewriterBase &rewriter, linalg::GenericOp op,
 }
 
 /// Where `op`'s row splits: its reduction loop `loop` of `length`
-/// iterations into `chunks`.
+/// iterations into `chunks`, combined by `combiner`.
 struct RowSplit {
   unsigned loop;
   int64_t length, chunks;
+  Combiner combiner;
 };
 
 /// How `op` splits when it has one reduction loop of at least
@@ -341,7 +342,7 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
                        : cheapestChunks(rewriter, op, r, n, *combiner, target);
   if (chunks == 0)
     return std::nullopt;
-  return RowSplit{r, n, chunks};
+  return RowSplit{r, n, chunks, *combiner};
 }
 
 static LogicalResult splitRowReduction(RewriterBase &rewriter,
@@ -354,14 +355,14 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
   if (!split)
     return failure();
   rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop, split->length,
-                                       split->chunks, *matchCombiner(op)));
+                                       split->chunks, split->combiner));
   return success();
 }
 
 /// A named contraction (a forward pass's `linalg.matmul` of a LoRA
-/// adapter: 512 x 8 outputs over 640) splits as its generic form would; a
-/// generic clone is planned, and the op is generalized only where the plan
-/// splits it.
+/// adapter: 512 x 8 outputs over 640) splits as its generic form would: a
+/// generic clone is planned and, where the plan splits it, split in the
+/// op's place; elsewhere the op stays as it is.
 static LogicalResult splitNamedContraction(RewriterBase &rewriter,
                                            linalg::LinalgOp op,
                                            int64_t minRowLength,
@@ -371,27 +372,22 @@ static LogicalResult splitNamedContraction(RewriterBase &rewriter,
       op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
     return failure();
   auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
-  FailureOr<linalg::GenericOp> planned =
+  FailureOr<linalg::GenericOp> generic =
       linalg::generalizeNamedOp(rewriter, clone);
-  if (failed(planned)) {
+  if (failed(generic)) {
     rewriter.eraseOp(clone);
     return failure();
   }
-  std::optional<RowSplit> split = planRowSplit(rewriter, *planned, minRowLength,
+  std::optional<RowSplit> split = planRowSplit(rewriter, *generic, minRowLength,
                                                minModelledRowLength, maxRows);
-  rewriter.eraseOp(*planned);
-  if (!split)
-    return failure();
-  rewriter.setInsertionPoint(op);
-  FailureOr<linalg::GenericOp> generic =
-      linalg::generalizeNamedOp(rewriter, op);
-  if (failed(generic))
-    return failure();
-  rewriter.setInsertionPoint(*generic);
-  rewriter.replaceOp(*generic, buildRowSplit(rewriter, *generic, split->loop,
-                                             split->length, split->chunks,
-                                             *matchCombiner(*generic)));
-  return success();
+  if (split) {
+    rewriter.setInsertionPoint(*generic);
+    rewriter.replaceOp(op, buildRowSplit(rewriter, *generic, split->loop,
+                                         split->length, split->chunks,
+                                         split->combiner));
+  }
+  rewriter.eraseOp(*generic);
+  return success(split.has_value());
 }
 
 /// Splits `op` when it has parallel loops of at most `maxRows` iterations in
