@@ -8,6 +8,9 @@
 //   sync      enqueue then clFinish, one at a time (a round trip per kernel);
 //   queued    LAUNCHES enqueues, one clFinish at the end (a training step:
 //             kernels back to back), per launch;
+//   plain     queued, on a queue without profiling (as libfbl_runtime's
+//             unprofiled runs), and of that the host's enqueue calls alone
+//             (before the clFinish);
 //   device    profiled: each kernel's start-to-end, and the gap from one
 //             kernel's end to the next one's start, on the device's clock.
 // A training step of K kernels costs at least K x queued.
@@ -58,21 +61,28 @@ int main(int argc, char **argv) {
   check(err, "clCreateBuffer");
   check(clSetKernelArg(kernel, 0, sizeof(cl_mem), &out), "clSetKernelArg");
   size_t global = 64, local = 64;
-  auto launch = [&](cl_event *event) {
-    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0,
+  cl_command_queue plainQueue =
+      clCreateCommandQueue(context, pq.device, 0, &err);
+  check(err, "clCreateCommandQueue");
+  auto launchOn = [&](cl_command_queue on, cl_event *event) {
+    check(clEnqueueNDRangeKernel(on, kernel, 1, nullptr, &global, &local, 0,
                                  nullptr, event),
           "clEnqueueNDRangeKernel");
   };
+  auto launch = [&](cl_event *event) { launchOn(queue, event); };
   using clock = std::chrono::steady_clock;
   auto us = [](clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
   };
   // Warm-up: the first launches compile and allocate.
-  for (int i = 0; i < 20; ++i)
+  for (int i = 0; i < 20; ++i) {
     launch(nullptr);
+    launchOn(plainQueue, nullptr);
+  }
   check(clFinish(queue), "clFinish");
+  check(clFinish(plainQueue), "clFinish");
 
-  std::vector<double> sync, queued, busy, gap;
+  std::vector<double> sync, queued, plain, enqueued, busy, gap;
   for (int round = 0; round < 15; ++round) {
     auto t0 = clock::now();
     for (int i = 0; i < launches; ++i) {
@@ -86,6 +96,13 @@ int main(int argc, char **argv) {
       launch(nullptr);
     check(clFinish(queue), "clFinish");
     queued.push_back(us(clock::now() - t0) / launches);
+
+    t0 = clock::now();
+    for (int i = 0; i < launches; ++i)
+      launchOn(plainQueue, nullptr);
+    enqueued.push_back(us(clock::now() - t0) / launches);
+    check(clFinish(plainQueue), "clFinish");
+    plain.push_back(us(clock::now() - t0) / launches);
 
     std::vector<cl_event> events(static_cast<size_t>(launches));
     for (cl_event &e : events)
@@ -111,12 +128,16 @@ int main(int argc, char **argv) {
               median(sync));
   std::printf("queued (one clFinish per round): %.2f us per launch\n",
               median(queued));
+  std::printf("plain (queued, no profiling queue): %.2f us per launch, "
+              "%.2f us of it enqueueing\n",
+              median(plain), median(enqueued));
   std::printf("device start-to-end: %.2f us\n", median(busy));
   if (!gap.empty())
     std::printf("device gap between kernels: %.2f us\n", median(gap));
   clReleaseMemObject(out);
   clReleaseKernel(kernel);
   clReleaseProgram(program);
+  clReleaseCommandQueue(plainQueue);
   clReleaseCommandQueue(queue);
   clReleaseContext(context);
   return 0;

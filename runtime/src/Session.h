@@ -19,7 +19,12 @@
 struct fbl_session : fbl::runtime::Bundle {
   fbl::runtime::DeviceEntry device;
   cl_context context = nullptr;
+  /// Every command but profiled launches: no profiling, which some drivers
+  /// pay for per launch whether or not an event is asked for.
   cl_command_queue queue = nullptr;
+  /// Profiled launches (fbl_session_run's profile), created when first
+  /// needed; every use finishes before `queue` is used again.
+  cl_command_queue profilingQueue = nullptr;
   cl_program program = nullptr;
   std::vector<bool> inputSet;
   /// Per output: whether train steps copy it into its input on the device.
@@ -56,9 +61,9 @@ struct fbl_session : fbl::runtime::Bundle {
                    int flags, const std::string &dtype);
 
 private:
-  /// Enqueues every kernel of the schedule once, each with a profiling
-  /// event in `events` when given.
-  void launchSchedule(std::vector<cl_event> *events);
+  /// Enqueues every kernel of the schedule once on `on`, each with a
+  /// profiling event in `events` when given (`on` the profiling queue).
+  void launchSchedule(cl_command_queue on, std::vector<cl_event> *events);
   /// Runs the schedule `iterations` more times with profiling events and
   /// records each kernel's median device time.
   void profileSchedule(int iterations);

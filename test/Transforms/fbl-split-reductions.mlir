@@ -249,8 +249,10 @@ func.func @unit_outer(%x: tensor<4x1x4096xf32>, %init: tensor<4xf32>) -> tensor<
 // CHECK-LABEL: func.func @thin_gradient_h200
 // CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [197, 32, 8] {fbl.reduction_chunks}
 // CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [197, 32, 768] {fbl.reduction_chunks}
-// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<8x768x197xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[P]] : tensor<8x768x197xf32>) outs(%arg2 : tensor<8x768xf32>)
+// A contraction's partial has the chunk dim first (a batched GEMM: split-K);
+// the second stage reads it through the permutation.
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<197x8x768xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[P]] : tensor<197x8x768xf32>) outs(%arg2 : tensor<8x768xf32>)
 // UNMODELLED-LABEL: func.func @thin_gradient_h200
 // UNMODELLED-NOT: tensor.expand_shape
 module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
@@ -326,8 +328,8 @@ func.func @thin_gradient_no_target(%dh: tensor<6304x8xf32>, %x: tensor<6304x768x
 // CHECK-NOT: linalg.matmul
 // CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [512, 32, 20] {fbl.reduction_chunks}
 // CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [32, 20, 8] {fbl.reduction_chunks}
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<512x8x32xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<512x8x32xf32>) outs(%{{.*}} : tensor<512x8xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<32x512x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<32x512x8xf32>) outs(%{{.*}} : tensor<512x8xf32>)
 // CHECK-NOT: linalg.matmul
 // UNMODELLED-LABEL: func.func @thin_product_h200
 // UNMODELLED: linalg.matmul
@@ -347,6 +349,7 @@ func.func @thin_product_h200(%x: tensor<512x640xf32>, %a: tensor<640x8xf32>) -> 
 // The same product on pocl-cpu: the model keeps one stage, and the named op
 // is left as it was (the generic clone it was asked about is gone).
 // CHECK-LABEL: func.func @thin_product_pocl
+// UNMODELLED-LABEL: func.func @thin_product_pocl
 // CHECK: linalg.matmul
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: tensor.expand_shape
@@ -357,5 +360,75 @@ func.func @thin_product_pocl(%x: tensor<512x640xf32>, %a: tensor<640x8xf32>) -> 
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x8xf32>) -> tensor<512x8xf32>
   %m = linalg.matmul ins(%x, %a : tensor<512x640xf32>, tensor<640x8xf32>) outs(%f : tensor<512x8xf32>) -> tensor<512x8xf32>
   return %m : tensor<512x8xf32>
+}
+}
+// -----
+
+// A LayerNorm weight gradient: 768 columns summed over 6304 tokens, few
+// enough rows for the fixed rule. Without a target the chunk count is the
+// largest whole-texel divisor up to sqrt(6304): 8 chunks of 788.
+// CHECK-LABEL: func.func @column_sum_no_target
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [8, 788, 768] {fbl.reduction_chunks}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<768x8xf32>)
+func.func @column_sum_no_target(%x: tensor<6304x768xf32>, %init: tensor<768xf32>) -> tensor<768xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(t, c) -> (t, c)>,
+                                        affine_map<(t, c) -> (c)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<6304x768xf32>) outs(%init : tensor<768xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<768xf32>
+  return %s : tensor<768xf32>
+}
+
+// -----
+
+// The same sum on the H200: the rows split by the fixed rule, into the
+// chunk count the model finds fastest (197 chunks of 32: 8 chunks left
+// 1536 work-items walking 788 tokens each).
+// CHECK-LABEL: func.func @column_sum_h200
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [197, 32, 768] {fbl.reduction_chunks}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<768x197xf32>)
+// UNMODELLED-LABEL: func.func @column_sum_h200
+// UNMODELLED: output_shape [197, 32, 768]
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+func.func @column_sum_h200(%x: tensor<6304x768xf32>, %init: tensor<768xf32>) -> tensor<768xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(t, c) -> (t, c)>,
+                                        affine_map<(t, c) -> (c)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<6304x768xf32>) outs(%init : tensor<768xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<768xf32>
+  return %s : tensor<768xf32>
+}
+}
+
+// -----
+
+// A bias gradient over [N, H, W] = [2, 16, 16] for 640 channels: 512
+// iterations, below min-row-length. On the H200 the model is asked (from
+// min-modelled-row-length) and moves the outer reduction loops it finds
+// fastest into a partial stage (N and H: 640 x 2 x 16 partial sums of 16);
+// unmodelled, one stage stays.
+// CHECK-LABEL: func.func @short_bias_gradient_h200
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<640x2x16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[P]] : tensor<640x2x16xf32>) outs(%arg1 : tensor<640xf32>)
+// UNMODELLED-LABEL: func.func @short_bias_gradient_h200
+// UNMODELLED: iterator_types = ["reduction", "parallel", "reduction", "reduction"]
+// UNMODELLED-NOT: linalg.generic
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+func.func @short_bias_gradient_h200(%dy: tensor<2x640x16x16xf32>, %init: tensor<640xf32>) -> tensor<640xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                        affine_map<(n, c, h, w) -> (c)>],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy : tensor<2x640x16x16xf32>) outs(%init : tensor<640xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<640xf32>
+  return %s : tensor<640xf32>
 }
 }

@@ -54,10 +54,12 @@ static std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
 
 /// `result = combine(init, partial over its last `reduced` dims)`: the
 /// second stage. `out` maps the partial's loops to the init (default: its
-/// leading dims, one for one).
+/// leading dims, one for one); `in` maps them to the partial (default: the
+/// identity; a split contraction's partial has its chunk dim first).
 static Value combinePartials(RewriterBase &rewriter, Location loc,
                              Value partial, Value init, const Combiner &c,
-                             unsigned reduced = 1, AffineMap out = {}) {
+                             unsigned reduced = 1, AffineMap out = {},
+                             AffineMap in = {}) {
   MLIRContext *ctx = rewriter.getContext();
   auto partialType = cast<RankedTensorType>(partial.getType());
   auto initType = cast<RankedTensorType>(init.getType());
@@ -66,12 +68,14 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
   if (!out)
     out = AffineMap::get(n, 0, id.getResults().drop_back(reduced), ctx);
+  if (!in)
+    in = id;
   SmallVector<utils::IteratorType> iters(n - reduced,
                                          utils::IteratorType::parallel);
   iters.append(reduced, utils::IteratorType::reduction);
   auto total = linalg::GenericOp::create(
       rewriter, loc, TypeRange{initType}, ValueRange{partial}, ValueRange{init},
-      ArrayRef<AffineMap>{id, out}, iters,
+      ArrayRef<AffineMap>{in, out}, iters,
       [&](OpBuilder &b, Location l, ValueRange args) {
         SmallVector<Value> operands(2);
         operands[c.accPos] = args[1];
@@ -181,12 +185,16 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
     inputs.push_back(expand);
     maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
   }
-  // partial[out dims..., chunk] from the neutral element.
+  // partial[out dims..., chunk] from the neutral element; a contraction's
+  // partial[chunk, out dims...], so that its first stage is a batched
+  // GEMM (split-K) rather than a generic with the batch innermost.
+  bool chunkFirst = linalg::isaContractionOpInterface(op);
   AffineMap outMap = op.getMatchingIndexingMap(init);
   SmallVector<int64_t> partialShape(initType.getShape());
-  partialShape.push_back(chunks);
   SmallVector<AffineExpr> outResults(outMap.getResults());
-  outResults.push_back(chunk);
+  partialShape.insert(chunkFirst ? partialShape.begin() : partialShape.end(),
+                      chunks);
+  outResults.insert(chunkFirst ? outResults.begin() : outResults.end(), chunk);
   maps.push_back(AffineMap::get(numLoops + 1, 0, outResults, ctx));
   Type elem = initType.getElementType();
   Value identity = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
@@ -220,8 +228,16 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
     rewriter.replaceOp(i, at);
   }
   rewriter.setInsertionPointAfter(partial);
+  AffineMap in;
+  if (chunkFirst) {
+    unsigned rank = partialShape.size();
+    SmallVector<unsigned> perm = {rank - 1};
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      perm.push_back(d);
+    in = AffineMap::getPermutationMap(perm, ctx);
+  }
   return combinePartials(rewriter, loc, partial.getResult(0), init->get(),
-                         combiner);
+                         combiner, 1, {}, in);
 }
 
 /// Records the ops a rewriter creates in `block` (a candidate split to
@@ -267,14 +283,16 @@ static double modelledTimeNs(ArrayRef<Operation *> ops, TargetAttr target,
 }
 
 /// The chunk count the cost model finds fastest for `op`'s row loop `r`
-/// of `n` iterations on `target` (0: unsplit is fastest). Each candidate
-/// is built, costed with its fill and second stage, and erased.
+/// of `n` iterations on `target` (0: unsplit is fastest; never where
+/// `split` says the row splits anyway). Each candidate is built, costed
+/// with its fill and second stage, and erased.
 static int64_t cheapestChunks(RewriterBase &rewriter, linalg::GenericOp op,
                               unsigned r, int64_t n, const Combiner &combiner,
-                              TargetAttr target) {
+                              TargetAttr target, bool split) {
   ::fbl::cost::DeviceModel device =
       ::fbl::cost::DeviceModel::of(target.getDescription());
-  double best = modelledTimeNs({op.getOperation()}, target, device);
+  double best = split ? std::numeric_limits<double>::infinity()
+                      : modelledTimeNs({op.getOperation()}, target, device);
   int64_t bestChunks = 0;
   OpBuilder::Listener *previous = rewriter.getListener();
   for (int64_t chunks : chunkCandidates(n)) {
@@ -337,9 +355,13 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isProjectedPermutation())
       return std::nullopt;
-  int64_t chunks = fixed
-                       ? chunksOf(n)
-                       : cheapestChunks(rewriter, op, r, n, *combiner, target);
+  // A fixed split takes the count the model finds fastest where there is a
+  // target: the square root balances items against walks only when the
+  // row divides near it (6304 tokens: 8 chunks of 788, 1536 work-items for
+  // a bias gradient, where 197 of 32 are 7x faster on the H200).
+  int64_t chunks =
+      target ? cheapestChunks(rewriter, op, r, n, *combiner, target, fixed)
+             : chunksOf(n);
   if (chunks == 0)
     return std::nullopt;
   return RowSplit{r, n, chunks, *combiner};
@@ -390,71 +412,29 @@ static LogicalResult splitNamedContraction(RewriterBase &rewriter,
   return success(split.has_value());
 }
 
-/// Splits `op` when it has parallel loops of at most `maxRows` iterations in
-/// all and several reduction loops of at least `minRowLength` iterations
-/// together (a GroupNorm's statistics over [C/G, H, W], a bias gradient over
-/// [N, H, W]). The outer reduction loops, all but the innermost, become
-/// parallel loops of a partial stage as far as that balances the work items
-/// against what each walks (the prefix whose iterations are closest to the
-/// square root of the whole); a second stage reduces them into the init.
-/// No tensor is reshaped: the partial result is indexed by the output's
-/// loops and the moved ones.
-static LogicalResult splitReductionLoops(RewriterBase &rewriter,
-                                         linalg::GenericOp op,
-                                         int64_t minRowLength,
-                                         int64_t maxRows) {
-  std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, true);
-  if (!staticRanges)
-    return failure();
-  SmallVector<int64_t> ranges = *staticRanges;
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  SmallVector<unsigned> reductions;
-  int64_t rows = 1, n = 1;
-  for (unsigned l = 0; l < ranges.size(); ++l) {
-    if (iters[l] == utils::IteratorType::reduction) {
-      reductions.push_back(l);
-      n *= ranges[l];
-    } else {
-      rows *= ranges[l];
-    }
-  }
-  if (n < minRowLength || rows > maxRows)
-    return failure();
-  // The prefix of the reduction loops (never the innermost) that best
-  // balances the partial stage's work items against each one's walk.
-  size_t moved = 0;
-  int64_t best = 1, prefix = 1;
-  for (size_t i = 0; i + 1 < reductions.size(); ++i) {
-    prefix *= ranges[reductions[i]];
-    int64_t balance = std::min(prefix, n / prefix);
-    if (balance > best) {
-      best = balance;
-      moved = i + 1;
-    }
-  }
-  if (moved == 0)
-    return failure();
+/// Builds the two stages of `op`'s split of several reduction loops before
+/// `op`: the first `moved` of `reductions` (outermost first) become
+/// parallel loops of a partial stage indexed by the output's loops and
+/// them; a second stage reduces them into the init. No tensor is
+/// reshaped. Returns the second stage's result; `op` stays. The output's
+/// results must be its loops or constant 0 (a keepdim's unit dims, which
+/// the partial drops).
+static Value buildLoopSplit(RewriterBase &rewriter, linalg::GenericOp op,
+                            ArrayRef<int64_t> ranges,
+                            ArrayRef<unsigned> reductions, size_t moved,
+                            const Combiner &combiner) {
   OpOperand *init = op.getDpsInitOperand(0);
-  auto initType = dyn_cast<RankedTensorType>(init->get().getType());
-  std::optional<Combiner> combiner = matchCombiner(op);
-  if (!initType || !combiner)
-    return failure();
-  // The output's results are its loops or constant 0 (a keepdim's unit
-  // dims): the partial result drops the constants.
+  auto initType = cast<RankedTensorType>(init->get().getType());
   AffineMap outMap = op.getMatchingIndexingMap(init);
   MLIRContext *ctx = op.getContext();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<AffineExpr> partialResults;
   SmallVector<int64_t> partialShape;
-  for (AffineExpr e : outMap.getResults()) {
+  for (AffineExpr e : outMap.getResults())
     if (auto d = dyn_cast<AffineDimExpr>(e)) {
       partialResults.push_back(e);
       partialShape.push_back(ranges[d.getPosition()]);
-      continue;
     }
-    auto c = dyn_cast<AffineConstantExpr>(e);
-    if (!c || c.getValue() != 0)
-      return failure();
-  }
   unsigned kept = partialResults.size();
   for (size_t i = 0; i < moved; ++i) {
     partialResults.push_back(getAffineDimExpr(reductions[i], ctx));
@@ -464,7 +444,7 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
 
   Location loc = op.getLoc();
   Type elem = initType.getElementType();
-  Value identity = arith::ConstantOp::create(rewriter, loc, combiner->neutral);
+  Value identity = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
   Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
   Value filled =
       linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0);
@@ -482,11 +462,100 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
   for (AffineExpr e : outMap.getResults())
     totalOut.push_back(isa<AffineDimExpr>(e) ? getAffineDimExpr(next++, ctx)
                                              : e);
+  OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(partial);
   unsigned p = partialShape.size();
-  rewriter.replaceOp(op, combinePartials(rewriter, loc, partial.getResult(0),
-                                         init->get(), *combiner, p - kept,
-                                         AffineMap::get(p, 0, totalOut, ctx)));
+  return combinePartials(rewriter, loc, partial.getResult(0), init->get(),
+                         combiner, p - kept,
+                         AffineMap::get(p, 0, totalOut, ctx));
+}
+
+/// Splits `op` when it has several reduction loops (a GroupNorm's
+/// statistics over [C/G, H, W], a bias gradient over [N, H, W]) of at
+/// least `minRowLength` iterations together and parallel loops of at most
+/// `maxRows` iterations in all; on a module with a target, also from
+/// `minModelledRowLength` iterations with any number of rows, where the
+/// cost model finds a split faster. Outer reduction loops, never the
+/// innermost, become parallel loops of a partial stage: without a target
+/// the prefix that best balances the work items against what each walks
+/// (whose iterations are closest to the square root of the whole), with
+/// one the prefix the model finds fastest.
+static LogicalResult splitReductionLoops(RewriterBase &rewriter,
+                                         linalg::GenericOp op,
+                                         int64_t minRowLength,
+                                         int64_t minModelledRowLength,
+                                         int64_t maxRows) {
+  std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, true);
+  if (!staticRanges)
+    return failure();
+  SmallVector<int64_t> ranges = *staticRanges;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<unsigned> reductions;
+  int64_t rows = 1, n = 1;
+  for (unsigned l = 0; l < ranges.size(); ++l) {
+    if (iters[l] == utils::IteratorType::reduction) {
+      reductions.push_back(l);
+      n *= ranges[l];
+    } else {
+      rows *= ranges[l];
+    }
+  }
+  TargetAttr target = TargetAttr::lookup(op);
+  bool fixed = n >= minRowLength && rows <= maxRows;
+  if (!fixed && (!target || n < minModelledRowLength))
+    return failure();
+  auto initType =
+      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  std::optional<Combiner> combiner = matchCombiner(op);
+  if (!initType || !combiner)
+    return failure();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (AffineExpr e : outMap.getResults()) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!isa<AffineDimExpr>(e) && (!c || c.getValue() != 0))
+      return failure();
+  }
+  size_t moved = 0;
+  if (!target) {
+    int64_t best = 1, prefix = 1;
+    for (size_t i = 0; i + 1 < reductions.size(); ++i) {
+      prefix *= ranges[reductions[i]];
+      int64_t balance = std::min(prefix, n / prefix);
+      if (balance > best) {
+        best = balance;
+        moved = i + 1;
+      }
+    }
+  } else {
+    // Each prefix with more than one iteration is built, costed with its
+    // fill and second stage, and erased; unsplit competes unless fixed.
+    ::fbl::cost::DeviceModel device =
+        ::fbl::cost::DeviceModel::of(target.getDescription());
+    double best = fixed ? std::numeric_limits<double>::infinity()
+                        : modelledTimeNs({op.getOperation()}, target, device);
+    OpBuilder::Listener *previous = rewriter.getListener();
+    int64_t prefix = 1;
+    for (size_t i = 0; i + 1 < reductions.size(); ++i) {
+      prefix *= ranges[reductions[i]];
+      if (prefix == 1)
+        continue;
+      CreatedOps created(op->getBlock());
+      rewriter.setListener(&created);
+      (void)buildLoopSplit(rewriter, op, ranges, reductions, i + 1, *combiner);
+      rewriter.setListener(previous);
+      double ns = modelledTimeNs(created.ops, target, device);
+      if (ns < best) {
+        best = ns;
+        moved = i + 1;
+      }
+      for (Operation *o : llvm::reverse(created.ops))
+        rewriter.eraseOp(o);
+    }
+  }
+  if (moved == 0)
+    return failure();
+  rewriter.replaceOp(
+      op, buildLoopSplit(rewriter, op, ranges, reductions, moved, *combiner));
   return success();
 }
 
@@ -563,7 +632,8 @@ struct SplitReductionsPass
           succeeded(splitRowReduction(rewriter, op, minRowLength,
                                       minModelledRowLength, maxRows)))
         continue;
-      (void)splitReductionLoops(rewriter, op, minRowLength, maxRows);
+      (void)splitReductionLoops(rewriter, op, minRowLength,
+                                minModelledRowLength, maxRows);
     }
   }
 };

@@ -287,21 +287,29 @@ def FBLSplitReductionsPass
     summed over ViT-base's 6304 tokens were 192 work-items walking 6304
     texels, 1.37 ms each on the H200 (24 per step); split, the full ViT
     step went from 256 to 194 ms. The row loop of N iterations becomes C
-    chunks of N / C (C the largest divisor of N up to sqrt(N) that leaves
-    chunks of a multiple of 4; for a row that is not whole texels anyway,
-    such as a 30522-word vocabulary, the largest divisor up to sqrt(N));
-    the inputs it indexes are expanded (`tensor.expand_shape`) to
-    [..., C, N / C, ...], a first generic reduces each chunk into
-    partial[rows..., C] and a second the chunks into the original init. A
-    body's `linalg.index` of the row loop becomes chunk * (N / C) + offset.
+    chunks of N / C; the inputs it indexes are expanded
+    (`tensor.expand_shape`) to [..., C, N / C, ...], a first generic
+    reduces each chunk into partial[rows..., C] and a second the chunks
+    into the original init. A body's `linalg.index` of the row loop becomes
+    chunk * (N / C) + offset. A contraction's partial is partial[C,
+    rows...] instead, the chunk dim first, so that its first stage is a
+    batched GEMM (split-K) that the GEMM kernels take. On a module with a
+    target, C is the chunk count the target's cost model finds fastest
+    among the divisors of N that leave chunks of a multiple of 4 (whole
+    texels along a packed row; any divisor for a row that is not whole
+    texels anyway, such as a 30522-word vocabulary); without one, the
+    largest such divisor up to sqrt(N). The square root balances work-items
+    against walks only where N divides near it: for ViT-base's 6304 tokens
+    it gave 8 chunks of 788, 1536 work-items for a LayerNorm or bias weight
+    gradient (0.23 ms each on the H200); the model picks 197 of 32 there,
+    and the full ViT step went from 146.1 to 141.3 ms.
 
     On a module with a target (`fbl.target`) the other row reductions of
     at least `min-modelled-row-length` iterations (more rows than
     `max-rows`, or rows shorter than `min-row-length`) are split where the
     target's cost model (the kernels fbl-lower-to-kernels would emit,
     costed by the execution model) finds two stages faster than one; C is
-    then the chunk count it finds fastest among the divisors that leave
-    whole-texel chunks. LoRA's adapter gradients are such reductions: 8 x
+    then the chunk count it finds fastest, as above. LoRA's adapter gradients are such reductions: 8 x
     768 outputs summed over ViT-base's 6304 tokens were one register-tiled
     GEMM kernel of 384 work-items, each walking all 6304 tokens (0.78 ms
     each on the H200, 48 per step); the model picks 197 chunks of 32 there.
@@ -313,8 +321,9 @@ def FBLSplitReductionsPass
     latency worth hiding, the model keeps one stage. Deciding from 256
     iterations rather than 2048 took the H200's ViT-base LoRA step from 116
     to 108 ms and the UNet's from 113 to 102 (two alternating rounds in one
-    call, docs/benchmarks.md); the full UNet step, whose kernel time it did
-    not change, became 8% slower.
+    call, docs/benchmarks.md), and the full UNet step's from 104.1 to 92.8
+    (timed without profiling events; with an event on each of its 6000
+    launches it had seemed 8% slower).
 
     ```mlir
     %m = linalg.generic {iterator_types = ["parallel", "reduction"]}
@@ -328,10 +337,13 @@ def FBLSplitReductionsPass
     ```
 
     A reduction of few rows over several loops (at least `min-row-length`
-    iterations together) needs no reshape: its outer reduction loops, never
-    the innermost, become parallel loops of the partial stage, as many as
-    bring their iterations closest to the square root of the whole, and a
-    second stage reduces them. A GroupNorm's statistics over SD-1.5's
+    iterations together; on a module with a target also any number of rows
+    from `min-modelled-row-length`, where the model finds a split faster)
+    needs no reshape: its outer reduction loops, never the innermost,
+    become parallel loops of the partial stage, and a second stage reduces
+    them. How many of them: with a target, the prefix the model finds
+    fastest; without one, the prefix whose iterations are closest to the
+    square root of the whole. A GroupNorm's statistics over SD-1.5's
     [C/G, H, W] = [10, 32, 32] were 64 rows of 10240, one work-item each
     (0.8 ms each on the H200); a convolution's bias gradient over [N, H, W]
     likewise. Constant results of the output map (a keepdim's unit dims)
