@@ -174,6 +174,24 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 
 // -----
 
+// A batched GEMM's batches count: 4 batches of a 64x64 C are 16384 elements
+// of C, so they take the class's [8, 2, 8] (one 64x64 group per batch) where
+// one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).
+// CHECK-LABEL: func.func @gemm_classes_batched(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 4] workgroup [8, 8, 1]
+// CHECK:           memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
+#bc = #fbl.channel_packed<packed = 2>
+#br = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
+  func.func @gemm_classes_batched(%a: tensor<4x64x16xf32, #bc>, %b: tensor<4x16x64xf32, #br>, %c: tensor<4x64x64xf32, #bc>)
+      -> tensor<4x64x64xf32, #bc> {
+    %0 = linalg.batch_matmul ins(%a, %b : tensor<4x64x16xf32, #bc>, tensor<4x16x64xf32, #br>) outs(%c : tensor<4x64x64xf32, #bc>) -> tensor<4x64x64xf32, #bc>
+    return %0 : tensor<4x64x64xf32, #bc>
+  }
+}
+
+// -----
+
 // Elementwise: one work-item per output texel (8 / 4 x 4 texels) computing
 // its 4 channels together (texels of tile padding, none here, are zero). x
 // and the bias are packed along j, the loop of the output's channels: one

@@ -190,7 +190,8 @@ struct GemmTile {
 inline constexpr GemmTile kDefaultGemmTile{};
 
 /// A GEMM shape class (`gemm_tile_classes`): GEMMs with at least
-/// minOutputs elements of C (M x N) take `tile` instead of `gemm_tile`.
+/// minOutputs elements of C (batch x M x N) take `tile` instead of
+/// `gemm_tile`.
 /// How many work-groups a tile leaves for the compute units is what moves
 /// the best tile with the size (benchmarks/tune_gemm.py measures it).
 struct GemmTileClass {

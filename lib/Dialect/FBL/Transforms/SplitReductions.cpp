@@ -282,33 +282,34 @@ static double modelledTimeNs(ArrayRef<Operation *> ops, TargetAttr target,
   return ns;
 }
 
-/// The chunk count the cost model finds fastest for `op`'s row loop `r`
-/// of `n` iterations on `target` (0: unsplit is fastest; never where
-/// `split` says the row splits anyway). Each candidate is built, costed
-/// with its fill and second stage, and erased.
-static int64_t cheapestChunks(RewriterBase &rewriter, linalg::GenericOp op,
-                              unsigned r, int64_t n, const Combiner &combiner,
-                              TargetAttr target, bool split) {
+/// The candidate split the cost model finds fastest for `op` on `target`:
+/// `build` builds each of `candidates` before `op`, and the ops it creates
+/// are costed (with the fill and second stage) and erased. 0 when unsplit
+/// is fastest (never where `split` says the op splits anyway).
+static int64_t cheapestSplit(RewriterBase &rewriter, linalg::GenericOp op,
+                             TargetAttr target, bool split,
+                             ArrayRef<int64_t> candidates,
+                             function_ref<void(int64_t)> build) {
   ::fbl::cost::DeviceModel device =
       ::fbl::cost::DeviceModel::of(target.getDescription());
   double best = split ? std::numeric_limits<double>::infinity()
                       : modelledTimeNs({op.getOperation()}, target, device);
-  int64_t bestChunks = 0;
+  int64_t bestCandidate = 0;
   OpBuilder::Listener *previous = rewriter.getListener();
-  for (int64_t chunks : chunkCandidates(n)) {
+  for (int64_t candidate : candidates) {
     CreatedOps created(op->getBlock());
     rewriter.setListener(&created);
-    (void)buildRowSplit(rewriter, op, r, n, chunks, combiner);
+    build(candidate);
     rewriter.setListener(previous);
     double ns = modelledTimeNs(created.ops, target, device);
     if (ns < best) {
       best = ns;
-      bestChunks = chunks;
+      bestCandidate = candidate;
     }
     for (Operation *o : llvm::reverse(created.ops))
       rewriter.eraseOp(o);
   }
-  return bestChunks;
+  return bestCandidate;
 }
 
 /// Where `op`'s row splits: its reduction loop `loop` of `length`
@@ -360,7 +361,11 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   // row divides near it (6304 tokens: 8 chunks of 788, 1536 work-items for
   // a bias gradient, where 197 of 32 are 7x faster on the H200).
   int64_t chunks =
-      target ? cheapestChunks(rewriter, op, r, n, *combiner, target, fixed)
+      target ? cheapestSplit(rewriter, op, target, fixed, chunkCandidates(n),
+                             [&](int64_t c) {
+                               (void)buildRowSplit(rewriter, op, r, n, c,
+                                                   *combiner);
+                             })
              : chunksOf(n);
   if (chunks == 0)
     return std::nullopt;
@@ -527,30 +532,19 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
       }
     }
   } else {
-    // Each prefix with more than one iteration is built, costed with its
-    // fill and second stage, and erased; unsplit competes unless fixed.
-    ::fbl::cost::DeviceModel device =
-        ::fbl::cost::DeviceModel::of(target.getDescription());
-    double best = fixed ? std::numeric_limits<double>::infinity()
-                        : modelledTimeNs({op.getOperation()}, target, device);
-    OpBuilder::Listener *previous = rewriter.getListener();
+    // Prefixes of more than one iteration; unsplit competes unless fixed.
+    SmallVector<int64_t> prefixes;
     int64_t prefix = 1;
     for (size_t i = 0; i + 1 < reductions.size(); ++i) {
       prefix *= ranges[reductions[i]];
-      if (prefix == 1)
-        continue;
-      CreatedOps created(op->getBlock());
-      rewriter.setListener(&created);
-      (void)buildLoopSplit(rewriter, op, ranges, reductions, i + 1, *combiner);
-      rewriter.setListener(previous);
-      double ns = modelledTimeNs(created.ops, target, device);
-      if (ns < best) {
-        best = ns;
-        moved = i + 1;
-      }
-      for (Operation *o : llvm::reverse(created.ops))
-        rewriter.eraseOp(o);
+      if (prefix > 1)
+        prefixes.push_back(static_cast<int64_t>(i) + 1);
     }
+    moved = static_cast<size_t>(
+        cheapestSplit(rewriter, op, target, fixed, prefixes, [&](int64_t m) {
+          (void)buildLoopSplit(rewriter, op, ranges, reductions,
+                               static_cast<size_t>(m), *combiner);
+        }));
   }
   if (moved == 0)
     return failure();

@@ -226,9 +226,9 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     benchmarks/tune_gemm.py measured on their device.
     `gemm_tile_classes = [[min_outputs, group_items, item_blocks, local_k],
     ...]` (optional, by increasing min_outputs) gives GEMMs of at least
-    min_outputs elements of C (M x N) another tile: the number of
+    min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
-    the size. `tune_gemm.py classes` derives the list from per-shape runs.
+    the size, and a batched GEMM's batches are work-groups too. `tune_gemm.py classes` derives the list from per-shape runs.
 
     `half_storage` (optional, default false; the Adreno and Mali presets
     set it) stores every image tensor that is not a parameter, optimizer
