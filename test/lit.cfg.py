@@ -87,6 +87,14 @@ config.substitutions.append(
     ("%gemm_property",
      "/usr/bin/python3 {0}/test/lib/gemm_property.py --fbl-bin {1}".format(
          config.fbl_src_root, config.fbl_tools_dir)))
+# Random row reductions of training steps split by fbl-split-reductions
+# under random targets and policies, against the oracle
+# (test/lib/split_property.py).
+config.substitutions.append(
+    ("%split_property",
+     "/usr/bin/python3 {0}/test/lib/split_property.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")

@@ -3,6 +3,7 @@
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-row-length=10000 | FileCheck %s --check-prefix=SHORT
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-partial-row-length=4096 | FileCheck %s --check-prefix=ROWS
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=min-modelled-row-length=10000 | FileCheck %s --check-prefix=UNMODELLED
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions -mlir-print-local-scope | FileCheck %s --check-prefix=MAPS
 
 // A mean-square loss over 64x32: partial sums along rows (parallel), then
 // their sum added to the init.
@@ -253,6 +254,11 @@ func.func @unit_outer(%x: tensor<4x1x4096xf32>, %init: tensor<4xf32>) -> tensor<
 // the second stage reads it through the permutation.
 // CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<197x8x768xf32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[P]] : tensor<197x8x768xf32>) outs(%arg2 : tensor<8x768xf32>)
+// The partial stage reads each chunk's rows, writes [chunk, r, c]; the
+// second stage reads that back as (r, c, chunk).
+// MAPS-LABEL: func.func @thin_gradient_h200
+// MAPS: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// MAPS: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
 // UNMODELLED-LABEL: func.func @thin_gradient_h200
 // UNMODELLED-NOT: tensor.expand_shape
 module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
