@@ -466,6 +466,10 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
     // Source index: (i - offset) / stride of the destination dim it fills,
     // read inside the slice only; the destination is read around it.
+    // Strides below 1 have no kernel (fbl-lower-to-kernels refuses them).
+    if (llvm::any_of(insert.getStaticStrides(),
+                     [](int64_t s) { return s < 1; }))
+      return std::nullopt;
     llvm::SmallBitVector dropped = insert.getDroppedDims();
     std::vector<int> loops;
     std::vector<int64_t> mul, add, div;

@@ -125,6 +125,24 @@ func.func @model(%x: tensor<f32> {fbl.param}) -> tensor<f32> {
 
 // -----
 
+// A zero stride reads one element several times: its gradient would be their
+// sum, where the slice's gradient rule inserts (found by fbl-fuzz-compile,
+// test/Fuzz/corpus/compile/zero-stride-slice).
+func.func @zero_stride(%x: tensor<4x6xf32> {fbl.param}) -> tensor<f32> {
+  // expected-error @+1 {{fbl-autodiff: cannot differentiate 'tensor.extract_slice': its stride along dim 0 is 0; only positive strides are supported}}
+  %s = tensor.extract_slice %x[1, 0] [2, 3] [0, 2] : tensor<4x6xf32> to tensor<2x3xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%s : tensor<2x3xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // With require-model (the training pipeline), a module without a model fails.
 // NOMODEL: warning: fbl-autodiff: not compiling @two_results
 // NOMODEL: error: fbl-autodiff: no function of the module can be trained; a model takes fbl.param arguments and returns one scalar tensor<f32> loss

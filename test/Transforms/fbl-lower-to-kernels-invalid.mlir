@@ -25,3 +25,15 @@ module {
     return
   }
 }
+
+// -----
+
+// A slice with a zero stride writes several elements into one place (the
+// kernel would divide by the stride).
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @zero_stride_insert(%x: tensor<2x4xf32, #fbl.buffer>, %y: tensor<4x8xf32, #fbl.buffer>) -> tensor<4x8xf32, #fbl.buffer> {
+    // expected-error @+1 {{fbl-lower-to-kernels: strides below 1}}
+    %s = tensor.insert_slice %x into %y[1, 0] [2, 4] [0, 2] : tensor<2x4xf32, #fbl.buffer> into tensor<4x8xf32, #fbl.buffer>
+    return %s : tensor<4x8xf32, #fbl.buffer>
+  }
+}

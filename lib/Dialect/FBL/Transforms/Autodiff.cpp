@@ -18,6 +18,7 @@
 #include "fbl/Autodiff/IndexMaps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -65,6 +66,26 @@ static LogicalResult verifyStaticShapes(func::FuncOp func) {
         op->emitError("fbl-autodiff: cannot differentiate '")
             << op->getName() << "': its result has type " << t
             << "; only static shapes are supported";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Refuses slices with a stride below 1: a zero stride reads one element
+/// several times (its gradient would be their sum, where the gradient rule
+/// inserts) or writes several into one place, and the slice kernels and
+/// the cost model divide by the stride.
+static LogicalResult verifySliceStrides(func::FuncOp func) {
+  WalkResult walk = func.walk([&](OffsetSizeAndStrideOpInterface slice) {
+    if (!isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(slice))
+      return WalkResult::advance();
+    for (auto [d, stride] : llvm::enumerate(slice.getStaticStrides()))
+      if (!ShapedType::isDynamic(stride) && stride < 1) {
+        slice->emitError("fbl-autodiff: cannot differentiate '")
+            << slice->getName() << "': its stride along dim " << d << " is "
+            << stride << "; only positive strides are supported";
         return WalkResult::interrupt();
       }
     return WalkResult::advance();
@@ -156,6 +177,7 @@ struct AutodiffPass
     }
     for (func::FuncOp forward : forwards)
       if (failed(verifyStaticShapes(forward)) ||
+          failed(verifySliceStrides(forward)) ||
           failed(verifyProjectedPermutationMaps(forward, "fbl-autodiff",
                                                 "differentiate")))
         return signalPassFailure();

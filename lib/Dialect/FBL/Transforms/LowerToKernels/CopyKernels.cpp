@@ -124,6 +124,10 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
     return op->emitOpError("fbl-lower-to-kernels: dynamic offsets");
   ArrayRef<int64_t> offsets = offsetsSizesStrides.getStaticOffsets();
   ArrayRef<int64_t> strides = offsetsSizesStrides.getStaticStrides();
+  // A zero stride reads one element several times or writes several into
+  // one place; the insert's kernel divides by the stride.
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
+    return op->emitOpError("fbl-lower-to-kernels: strides below 1");
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   std::string name = ("k" + Twine(counter++) + "_slice").str();
   if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
