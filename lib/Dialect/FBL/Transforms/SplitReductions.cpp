@@ -282,14 +282,44 @@ static double modelledTimeNs(ArrayRef<Operation *> ops, TargetAttr target,
   return ns;
 }
 
+/// The model's choices so far, by a hash of what each was made for. A
+/// model's layers repeat the same reductions, and costing a candidate
+/// traces its kernels (3 of the 6 s a 32-layer LLaMA-width step took to
+/// compile). A choice only decides speed (every candidate computes the same
+/// sums) and is always one of the op's own candidates, so ops that merely
+/// hash alike may share one.
+using SplitDecisions = llvm::DenseMap<llvm::hash_code, int64_t>;
+
+/// What a choice for `op` depends on: its name, attributes (maps and
+/// iterators), operand and result types, body, and whether its init is a
+/// constant fill; the target; and the question asked.
+static llvm::hash_code decisionKey(linalg::GenericOp op, TargetAttr target,
+                                   bool split, ArrayRef<int64_t> candidates) {
+  auto typeHash = [](Value v) { return hash_value(v.getType()); };
+  llvm::hash_code h = OperationEquivalence::computeHash(
+      op, typeHash, typeHash, OperationEquivalence::IgnoreLocations);
+  op.getBody()->walk([&](Operation *inner) {
+    h = llvm::hash_combine(h, inner->getName().getAsOpaquePointer(),
+                           inner->getRawDictionaryAttrs());
+  });
+  return llvm::hash_combine(
+      h, initConstant(op), target, split,
+      llvm::hash_combine_range(candidates.begin(), candidates.end()));
+}
+
 /// The candidate split the cost model finds fastest for `op` on `target`:
 /// `build` builds each of `candidates` before `op`, and the ops it creates
 /// are costed (with the fill and second stage) and erased. 0 when unsplit
-/// is fastest (never where `split` says the op splits anyway).
+/// is fastest (never where `split` says the op splits anyway). Recorded in
+/// `decisions`, and taken from there for an op that hashes alike.
 static int64_t cheapestSplit(RewriterBase &rewriter, linalg::GenericOp op,
                              TargetAttr target, bool split,
                              ArrayRef<int64_t> candidates,
-                             function_ref<void(int64_t)> build) {
+                             function_ref<void(int64_t)> build,
+                             SplitDecisions &decisions) {
+  llvm::hash_code key = decisionKey(op, target, split, candidates);
+  if (auto it = decisions.find(key); it != decisions.end())
+    return it->second;
   ::fbl::cost::DeviceModel device =
       ::fbl::cost::DeviceModel::of(target.getDescription());
   double best = split ? std::numeric_limits<double>::infinity()
@@ -309,6 +339,7 @@ static int64_t cheapestSplit(RewriterBase &rewriter, linalg::GenericOp op,
     for (Operation *o : llvm::reverse(created.ops))
       rewriter.eraseOp(o);
   }
+  decisions[key] = bestCandidate;
   return bestCandidate;
 }
 
@@ -329,7 +360,8 @@ struct RowSplit {
 /// cost model finds a split faster, into the chunk count it finds fastest.
 static std::optional<RowSplit>
 planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
-             int64_t minModelledRowLength, int64_t maxRows) {
+             int64_t minModelledRowLength, int64_t maxRows,
+             SplitDecisions &decisions) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
   if (!staticRanges)
     return std::nullopt;
@@ -361,24 +393,24 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   // row divides near it (6304 tokens: 8 chunks of 788, 1536 work-items for
   // a bias gradient, where 197 of 32 are 7x faster on the H200).
   int64_t chunks =
-      target ? cheapestSplit(rewriter, op, target, fixed, chunkCandidates(n),
-                             [&](int64_t c) {
-                               (void)buildRowSplit(rewriter, op, r, n, c,
-                                                   *combiner);
-                             })
+      target ? cheapestSplit(
+                   rewriter, op, target, fixed, chunkCandidates(n),
+                   [&](int64_t c) {
+                     (void)buildRowSplit(rewriter, op, r, n, c, *combiner);
+                   },
+                   decisions)
              : chunksOf(n);
   if (chunks == 0)
     return std::nullopt;
   return RowSplit{r, n, chunks, *combiner};
 }
 
-static LogicalResult splitRowReduction(RewriterBase &rewriter,
-                                       linalg::GenericOp op,
-                                       int64_t minRowLength,
-                                       int64_t minModelledRowLength,
-                                       int64_t maxRows) {
-  std::optional<RowSplit> split =
-      planRowSplit(rewriter, op, minRowLength, minModelledRowLength, maxRows);
+static LogicalResult
+splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
+                  int64_t minRowLength, int64_t minModelledRowLength,
+                  int64_t maxRows, SplitDecisions &decisions) {
+  std::optional<RowSplit> split = planRowSplit(
+      rewriter, op, minRowLength, minModelledRowLength, maxRows, decisions);
   if (!split)
     return failure();
   rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop, split->length,
@@ -390,11 +422,10 @@ static LogicalResult splitRowReduction(RewriterBase &rewriter,
 /// adapter: 512 x 8 outputs over 640) splits as its generic form would: a
 /// generic clone is planned and, where the plan splits it, split in the
 /// op's place; elsewhere the op stays as it is.
-static LogicalResult splitNamedContraction(RewriterBase &rewriter,
-                                           linalg::LinalgOp op,
-                                           int64_t minRowLength,
-                                           int64_t minModelledRowLength,
-                                           int64_t maxRows) {
+static LogicalResult
+splitNamedContraction(RewriterBase &rewriter, linalg::LinalgOp op,
+                      int64_t minRowLength, int64_t minModelledRowLength,
+                      int64_t maxRows, SplitDecisions &decisions) {
   if (isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op) ||
       op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
     return failure();
@@ -405,8 +436,9 @@ static LogicalResult splitNamedContraction(RewriterBase &rewriter,
     rewriter.eraseOp(clone);
     return failure();
   }
-  std::optional<RowSplit> split = planRowSplit(rewriter, *generic, minRowLength,
-                                               minModelledRowLength, maxRows);
+  std::optional<RowSplit> split =
+      planRowSplit(rewriter, *generic, minRowLength, minModelledRowLength,
+                   maxRows, decisions);
   if (split) {
     rewriter.setInsertionPoint(*generic);
     rewriter.replaceOp(op, buildRowSplit(rewriter, *generic, split->loop,
@@ -485,11 +517,10 @@ static Value buildLoopSplit(RewriterBase &rewriter, linalg::GenericOp op,
 /// the prefix that best balances the work items against what each walks
 /// (whose iterations are closest to the square root of the whole), with
 /// one the prefix the model finds fastest.
-static LogicalResult splitReductionLoops(RewriterBase &rewriter,
-                                         linalg::GenericOp op,
-                                         int64_t minRowLength,
-                                         int64_t minModelledRowLength,
-                                         int64_t maxRows) {
+static LogicalResult
+splitReductionLoops(RewriterBase &rewriter, linalg::GenericOp op,
+                    int64_t minRowLength, int64_t minModelledRowLength,
+                    int64_t maxRows, SplitDecisions &decisions) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, true);
   if (!staticRanges)
     return failure();
@@ -540,11 +571,13 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
       if (prefix > 1)
         prefixes.push_back(static_cast<int64_t>(i) + 1);
     }
-    moved = static_cast<size_t>(
-        cheapestSplit(rewriter, op, target, fixed, prefixes, [&](int64_t m) {
+    moved = static_cast<size_t>(cheapestSplit(
+        rewriter, op, target, fixed, prefixes,
+        [&](int64_t m) {
           (void)buildLoopSplit(rewriter, op, ranges, reductions,
                                static_cast<size_t>(m), *combiner);
-        }));
+        },
+        decisions));
   }
   if (moved == 0)
     return failure();
@@ -561,7 +594,8 @@ static LogicalResult splitReductionLoops(RewriterBase &rewriter,
 static LogicalResult splitReduction(RewriterBase &rewriter,
                                     linalg::GenericOp op, int64_t minElements,
                                     int64_t minPartialRowLength,
-                                    int64_t maxRows) {
+                                    int64_t maxRows,
+                                    SplitDecisions &decisions) {
   if (op.getNumDpsInits() != 1 || op.getNumLoops() < 2 ||
       op.getNumParallelLoops() != 0 || op.hasIndexSemantics())
     return failure();
@@ -600,7 +634,7 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
                                          init->get(), *combiner));
   rewriter.setInsertionPoint(partial);
   (void)splitRowReduction(rewriter, partial, minPartialRowLength,
-                          minPartialRowLength, maxRows);
+                          minPartialRowLength, maxRows, decisions);
   return success();
 }
 
@@ -613,21 +647,23 @@ struct SplitReductionsPass
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    SplitDecisions decisions;
     for (linalg::LinalgOp linalgOp : ops) {
       rewriter.setInsertionPoint(linalgOp);
       auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
       if (!op) {
         (void)splitNamedContraction(rewriter, linalgOp, minRowLength,
-                                    minModelledRowLength, maxRows);
+                                    minModelledRowLength, maxRows, decisions);
         continue;
       }
       if (succeeded(splitReduction(rewriter, op, minElements,
-                                   minPartialRowLength, maxRows)) ||
+                                   minPartialRowLength, maxRows, decisions)) ||
           succeeded(splitRowReduction(rewriter, op, minRowLength,
-                                      minModelledRowLength, maxRows)))
+                                      minModelledRowLength, maxRows,
+                                      decisions)))
         continue;
       (void)splitReductionLoops(rewriter, op, minRowLength,
-                                minModelledRowLength, maxRows);
+                                minModelledRowLength, maxRows, decisions);
     }
   }
 };
