@@ -9,6 +9,8 @@
 // inputs it indexes expanded to [..., C, N / C, ...], partial results per
 // row and chunk, then a reduction over the chunks; with many rows (a LoRA
 // adapter's gradient) only where the target's cost model finds it faster.
+// With a target, the model also picks C. A contraction's partial results
+// put the chunk first, so that its first stage is a batched GEMM (split-K).
 // The combiner must be associative and commutative with a neutral element
 // (add, mul, max, min), so the split changes only the summation order.
 //
@@ -87,7 +89,8 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
   return total.getResult(0);
 }
 
-/// The number of chunks a row of `n` iterations is cut into: the largest
+/// The number of chunks a row of `n` iterations is cut into without a
+/// target (with one, the cost model picks among chunkCandidates): the largest
 /// divisor of `n` up to sqrt(n) that leaves chunks of a multiple of 4 (whole
 /// texels along a packed row); for a row that is not whole texels anyway (a
 /// 30522-word vocabulary) the largest divisor up to sqrt(n); 0 when there is
