@@ -346,6 +346,21 @@ static int64_t cheapestSplit(RewriterBase &rewriter, linalg::GenericOp op,
   return bestCandidate;
 }
 
+/// How a reduction of `n` iterations into `rows` outputs may split: always
+/// (few rows, long enough: the fixed rule), where the target's cost model
+/// finds a split faster (from `minModelledRowLength` iterations, any rows),
+/// or not at all.
+enum class SplitRule { None, Fixed, Modelled };
+static SplitRule splitRule(int64_t rows, int64_t n, int64_t minRowLength,
+                           int64_t minModelledRowLength, int64_t maxRows,
+                           TargetAttr target) {
+  if (rows <= maxRows && n >= minRowLength)
+    return SplitRule::Fixed;
+  if (target && n >= minModelledRowLength)
+    return SplitRule::Modelled;
+  return SplitRule::None;
+}
+
 /// Where `op`'s row splits: its reduction loop `loop` of `length`
 /// iterations into `chunks`, combined by `combiner`.
 struct RowSplit {
@@ -378,8 +393,9 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
       rows *= ranges[l];
   int64_t n = ranges[r];
   TargetAttr target = TargetAttr::lookup(op);
-  bool fixed = rows <= maxRows && n >= minRowLength;
-  if (!fixed && (!target || n < minModelledRowLength))
+  SplitRule rule =
+      splitRule(rows, n, minRowLength, minModelledRowLength, maxRows, target);
+  if (rule == SplitRule::None)
     return std::nullopt;
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
@@ -397,7 +413,8 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   // a bias gradient, where 197 of 32 are 7x faster on the H200).
   int64_t chunks =
       target ? cheapestSplit(
-                   rewriter, op, target, fixed, chunkCandidates(n),
+                   rewriter, op, target, rule == SplitRule::Fixed,
+                   chunkCandidates(n),
                    [&](int64_t c) {
                      (void)buildRowSplit(rewriter, op, r, n, c, *combiner);
                    },
@@ -540,8 +557,9 @@ splitReductionLoops(RewriterBase &rewriter, linalg::GenericOp op,
     }
   }
   TargetAttr target = TargetAttr::lookup(op);
-  bool fixed = n >= minRowLength && rows <= maxRows;
-  if (!fixed && (!target || n < minModelledRowLength))
+  SplitRule rule =
+      splitRule(rows, n, minRowLength, minModelledRowLength, maxRows, target);
+  if (rule == SplitRule::None)
     return failure();
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
@@ -575,7 +593,7 @@ splitReductionLoops(RewriterBase &rewriter, linalg::GenericOp op,
         prefixes.push_back(static_cast<int64_t>(i) + 1);
     }
     moved = static_cast<size_t>(cheapestSplit(
-        rewriter, op, target, fixed, prefixes,
+        rewriter, op, target, rule == SplitRule::Fixed, prefixes,
         [&](int64_t m) {
           (void)buildLoopSplit(rewriter, op, ranges, reductions,
                                static_cast<size_t>(m), *combiner);
