@@ -65,8 +65,11 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // of B per work-item) before multiplying out of the current buffer, stores
 // them into the other and meets the others at one barrier; the last slice
 // is multiplied after the loop. A (packed along k) is staged along its
-// image rows, k fastest: its tile is [blocks][texel][k step]; B's keeps
-// the blocks innermost, where the work-items of a warp read it.
+// image rows, k fastest: its tile is [blocks][texel][k step], one texel of
+// padding after each block (16 x (4 x 2 + 1) = 144 texels a buffer), so
+// that the 4 block rows a warp reads lie 9 texels apart, on different
+// banks; B's keeps the blocks innermost (128 texels, no padding), where the
+// work-items of a warp read it.
 
 // CHECK-LABEL: func.func @gemm_local(
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<64x16xf32
@@ -81,8 +84,8 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-NEXT:      fbl.local_id 1
 // CHECK-NEXT:      fbl.group_id 0
 // CHECK-NEXT:      fbl.group_id 1
-// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
-// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x2x4x16xvector<4xf32>, 3>
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x144xvector<4xf32>, 3>
+// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
 // CHECK-NOT:       scf.if
 // CHECK-COUNT-16:  fbl.load_texel %[[KC]][
 // CHECK-COUNT-2:   fbl.load_texel %[[KA]][
@@ -152,14 +155,37 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // -----
 
+// A packed along m (a transposed activation: TN) is staged k step by k
+// step with its blocks innermost, as B is: the block rows a warp reads are
+// neighbouring texels, so its tile takes no padding (2 x 4 x 16 = 128
+// texels a buffer). The texel (kblk, o, blk) of either tile sits at
+// (kblk * 4 + o) * 16 + blk.
+// CHECK-LABEL: func.func @gemm_local_a_by_m(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 1] workgroup [8, 8, 1]
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
+// CHECK-NEXT:      %[[BTILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
+// CHECK-NOT:       memref.alloca
+// CHECK:           memref.store %{{.+}}, %[[ATILE]][
+// CHECK:           scf.for
+#pc = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]>} {
+  func.func @gemm_local_a_by_m(%a: tensor<16x64xf32, #pc>, %b: tensor<16x64xf32, #pc>, %c: tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc> {
+    %0 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+        ins(%a, %b : tensor<16x64xf32, #pc>, tensor<16x64xf32, #pc>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
+    return %0 : tensor<64x64xf32, #pc>
+  }
+}
+
+// -----
+
 // Shape classes: below 16384 elements of C a GEMM takes gemm_tile ([8, 1, 8]:
 // 32x32 tiles, a 64x64 C is 2x2 groups of 8x8); from 16384 the class's
 // [8, 2, 8] (64x64 tiles, a 128x128 C is 2x2 groups too).
 // CHECK-LABEL: func.func @gemm_classes(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x8x4x2xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x72xvector<4xf32>, 3>
 // CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x144xvector<4xf32>, 3>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
@@ -179,7 +205,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).
 // CHECK-LABEL: func.func @gemm_classes_batched(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 4] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x16x4x2xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x144xvector<4xf32>, 3>
 #bc = #fbl.channel_packed<packed = 2>
 #br = #fbl.channel_packed<packed = 1>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {

@@ -123,6 +123,10 @@ inline double launchTimeNs(const ExecutionModel &e, const LaunchWork &w) {
   return double(e.launchNs) + std::max(throughput, latency);
 }
 
+/// The local memory every OpenCL device has (CL_DEVICE_LOCAL_MEM_SIZE of
+/// the full profile): a GEMM tile's staged slices must fit in it.
+inline constexpr int64_t kMinLocalMemoryBytes = 32 * 1024;
+
 /// The work-group tile of the local-tiled GEMM kernel (`gemm_tile`):
 /// groupItems x groupItems work-items, each computing itemBlocks x itemBlocks
 /// 4x4 blocks of C, so that a group covers a tile() x tile() tile of C, and

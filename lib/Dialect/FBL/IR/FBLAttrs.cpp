@@ -553,7 +553,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     if (const char *reason = tile.invalidReason())
       return emitError() << reason, failure();
     // OpenCL 1.2 promises every device 32 KiB of local memory.
-    if (int64_t bytes = tile.localBytes(); bytes > 32 * 1024)
+    if (int64_t bytes = tile.localBytes();
+        bytes > ::fbl::target::kMinLocalMemoryBytes)
       return emitError() << "gemm_tile's local tiles take " << bytes
                          << " bytes, more than the 32768 OpenCL promises",
              failure();

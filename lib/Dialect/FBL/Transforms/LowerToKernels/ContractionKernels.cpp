@@ -361,9 +361,12 @@ namespace {
 /// So A's tile keeps the staging order (the stores are consecutive too),
 /// and B's keeps blocks innermost, each row of blocks rotated by its row
 /// (kblk * 4 + o) where B is read in another order, so that the stores of
-/// consecutive rows do not fall on one bank. (Keeping A's tile blocks
-/// innermost too, rotated where A is packed along k, was measured on the
-/// H200 and is not faster: docs/benchmarks.md.)
+/// consecutive rows do not fall on one bank. Where blocks are not innermost
+/// (A packed along k: the forward's activations), the rows a warp reads
+/// would lie a multiple of 4 texels apart, on the same banks; one texel of
+/// padding after each block's texels puts them on different banks
+/// (measured on the H200 where keeping A's blocks innermost and rotated,
+/// as B's, was not faster: docs/benchmarks.md).
 struct LocalTile {
   const GemmOperand *x;
   /// The loop along the work-group tile (m for A, n for B), and where the
@@ -373,12 +376,14 @@ struct LocalTile {
   /// (kblk, o, blk) slowest first as read, and their extents in that order.
   std::array<int, 3> order;
   std::array<int64_t, 3> extents;
-  /// (kblk, o, blk) slowest first as stored.
+  /// (kblk, o, blk) slowest first as stored, and the texels between
+  /// neighbours along each (padding included).
   std::array<int, 3> layout;
+  std::array<int64_t, 3> strides;
   /// B's rows of blocks rotated (blocks per row: the tile's blocks).
   bool rotated = false;
   int64_t rowBlocks = 0;
-  /// memref<2 x ... x vector<4xf32>, 3>: one buffer per slice parity.
+  /// memref<2 x texels x vector<4xf32>, 3>: one buffer per slice parity.
   Value buffers;
 
   /// The indices of texel (kblk, o, blk) in buffer `buffer`.
@@ -387,7 +392,10 @@ struct LocalTile {
     if (rotated)
       blk = ad.rem(ad.add(blk, ad.add(ad.mul(kblk, 4), o)), rowBlocks);
     std::array<Value, 3> byDim = {kblk, o, blk};
-    return {buffer, byDim[layout[0]], byDim[layout[1]], byDim[layout[2]]};
+    Value flat = byDim[layout[2]];
+    for (int i = 1; i >= 0; --i)
+      flat = ad.add(ad.mul(byDim[layout[i]], strides[i]), flat);
+    return {buffer, flat};
   }
 };
 } // namespace
@@ -404,8 +412,29 @@ static ::fbl::cost::TensorAccess accessOf(const GemmOperand &x) {
   return a;
 }
 
+/// The texels between neighbours along each dim of a local tile stored in
+/// `layout` order with `byDim` extents: dense, except that where blocks are
+/// not innermost and neighbouring blocks would lie a multiple of 4 texels
+/// (of 16 bytes) apart, one texel pads each block, so that the block rows a
+/// warp reads fall on different banks.
+static std::array<int64_t, 3> localTileStrides(std::array<int, 3> layout,
+                                               std::array<int64_t, 3> byDim,
+                                               bool pad) {
+  namespace fc = ::fbl::cost;
+  std::array<int64_t, 3> strides;
+  strides[2] = 1;
+  for (int i = 1; i >= 0; --i) {
+    strides[i] = strides[i + 1] * byDim[layout[i + 1]];
+    if (pad && layout[i] == fc::StageBlock && strides[i] % 4 == 0)
+      strides[i] += 1;
+  }
+  return strides;
+}
+
 /// Allocates `x`'s double-buffered local tile (`isB`: B's, read by local
-/// column).
+/// column). Padding is kept only where both tiles (B's never padded: its
+/// blocks are innermost) still fit the local memory every OpenCL device
+/// has.
 static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
                                unsigned tileLoop, Value tileStart,
                                const ::fbl::target::GemmTile &tile, bool isB) {
@@ -423,9 +452,16 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
   // What fc::localGemmRotatesB tells the cost model.
   t.rotated = isB && t.layout != t.order;
   t.rowBlocks = tile.tileBlocks();
-  auto type = MemRefType::get(
-      {2, byDim[t.layout[0]], byDim[t.layout[1]], byDim[t.layout[2]]},
-      gb.texelType, AffineMap(), gb.b.getI64IntegerAttr(3));
+  t.strides = localTileStrides(t.layout, byDim, /*pad=*/true);
+  int64_t texels = t.strides[0] * byDim[t.layout[0]];
+  int64_t dense = tile.tileBlocks() * tile.kBlocks() * 4;
+  // Both buffers of both tiles, B's dense.
+  if (2 * (texels + dense) * 16 > ::fbl::target::kMinLocalMemoryBytes) {
+    t.strides = localTileStrides(t.layout, byDim, /*pad=*/false);
+    texels = dense;
+  }
+  auto type = MemRefType::get({2, texels}, gb.texelType, AffineMap(),
+                              gb.b.getI64IntegerAttr(3));
   t.buffers = memref::AllocaOp::create(gb.b, gb.loc, type);
   return t;
 }
