@@ -556,7 +556,9 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     if (int64_t bytes = tile.localBytes();
         bytes > ::fbl::target::kMinLocalMemoryBytes)
       return emitError() << "gemm_tile's local tiles take " << bytes
-                         << " bytes, more than the 32768 OpenCL promises",
+                         << " bytes, more than the "
+                         << ::fbl::target::kMinLocalMemoryBytes
+                         << " OpenCL promises",
              failure();
     if (tile.items() > maxWorkgroupSize)
       return emitError() << "gemm_tile's " << tile.groupItems << "x"

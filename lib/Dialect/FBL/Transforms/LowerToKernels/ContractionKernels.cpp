@@ -364,9 +364,9 @@ namespace {
 /// consecutive rows do not fall on one bank. Where blocks are not innermost
 /// (A packed along k: the forward's activations), the rows a warp reads
 /// would lie a multiple of 4 texels apart, on the same banks; one texel of
-/// padding after each block's texels puts them on different banks
-/// (measured on the H200 where keeping A's blocks innermost and rotated,
-/// as B's, was not faster: docs/benchmarks.md).
+/// padding after each block's texels puts them on different banks.
+/// (Keeping A's blocks innermost and rotated instead, as B's, was measured
+/// on the H200 and is not faster: docs/benchmarks.md.)
 struct LocalTile {
   const GemmOperand *x;
   /// The loop along the work-group tile (m for A, n for B), and where the
@@ -452,15 +452,16 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
   // What fc::localGemmRotatesB tells the cost model.
   t.rotated = isB && t.layout != t.order;
   t.rowBlocks = tile.tileBlocks();
+  std::array<int64_t, 3> dense =
+      localTileStrides(t.layout, byDim, /*pad=*/false);
   t.strides = localTileStrides(t.layout, byDim, /*pad=*/true);
-  int64_t texels = t.strides[0] * byDim[t.layout[0]];
-  int64_t dense = tile.tileBlocks() * tile.kBlocks() * 4;
-  // Both buffers of both tiles, B's dense.
-  if (2 * (texels + dense) * 16 > ::fbl::target::kMinLocalMemoryBytes) {
-    t.strides = localTileStrides(t.layout, byDim, /*pad=*/false);
-    texels = dense;
-  }
-  auto type = MemRefType::get({2, texels}, gb.texelType, AffineMap(),
+  // localBytes counts both buffers of both tiles dense.
+  int64_t paddingBytes =
+      2 * (t.strides[0] - dense[0]) * byDim[t.layout[0]] * 16;
+  if (tile.localBytes() + paddingBytes > ::fbl::target::kMinLocalMemoryBytes)
+    t.strides = dense;
+  auto type = MemRefType::get({2, t.strides[0] * byDim[t.layout[0]]},
+                              gb.texelType, AffineMap(),
                               gb.b.getI64IntegerAttr(3));
   t.buffers = memref::AllocaOp::create(gb.b, gb.loc, type);
   return t;
