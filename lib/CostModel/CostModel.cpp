@@ -746,6 +746,7 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
     c.writes = elements / 4;
     break;
   }
+  c.writes *= k.outputs;
   c.multiplies = elements * reductionIterations(k) * k.multipliesPerApplication;
   // A local-tiled GEMM whose B tile is rotated (localGemmRotatesB) pays two
   // integer operations per texel each work-item loads from it: an add and a

@@ -333,12 +333,20 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
                             Attribute resultLayout, TargetAttr target) {
   Operation *op = linalgOp;
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (op->getNumResults() != 1 || !resultType || !resultLayout)
+  if (!resultType || !resultLayout)
+    return std::nullopt;
+  // Several results: one kernel writes them all at the same places (the
+  // generic kernel's condition, ElementwiseKernels.cpp).
+  if (op->getNumResults() > 1 &&
+      (linalgOp.getNumReductionLoops() != 0 ||
+       llvm::any_of(op->getResultTypes(),
+                    [&](Type t) { return t != resultType; })))
     return std::nullopt;
   fl::Layout out = layoutOf(resultType, resultLayout);
   fc::KernelShape k;
   k.kind =
       out.isBuffer() ? fc::KernelKind::PerElement : fc::KernelKind::PerTexel;
+  k.outputs = op->getNumResults();
   SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
   k.ranges.assign(ranges.begin(), ranges.end());
   for (utils::IteratorType t : linalgOp.getIteratorTypesArray())
@@ -401,8 +409,7 @@ mlir::fbl::planKernel(Operation *op, OperandLayouts operandLayouts,
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType)
     return std::nullopt;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-      linalgOp && op->getNumResults() == 1)
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return planLinalgKernel(linalgOp, operandLayouts, resultLayouts.front(),
                             target);
   fl::Layout out = layoutOf(resultType, resultLayouts.front());

@@ -37,3 +37,43 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %s : tensor<4x8xf32, #fbl.buffer>
   }
 }
+
+// -----
+
+// One kernel writes an op's several results at the same places: results of
+// different layouts (or a reduction, or a read init) are refused.
+#a = #fbl.channel_packed<packed = 1>
+#b = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @two_layouts(%x: tensor<8x8xf32, #a>) -> (tensor<8x8xf32, #a>, tensor<8x8xf32, #b>) {
+    %ea = tensor.empty() : tensor<8x8xf32, #a>
+    %eb = tensor.empty() : tensor<8x8xf32, #b>
+    // expected-error @+1 {{fbl-lower-to-kernels: an op with several results needs parallel loops, one result type and map, and inits it does not read}}
+    %r:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x8xf32, #a>) outs(%ea, %eb : tensor<8x8xf32, #a>, tensor<8x8xf32, #b>) {
+    ^bb0(%v: f32, %o: f32, %p: f32):
+      %e = math.exp %v : f32
+      linalg.yield %v, %e : f32, f32
+    } -> (tensor<8x8xf32, #a>, tensor<8x8xf32, #b>)
+    return %r#0, %r#1 : tensor<8x8xf32, #a>, tensor<8x8xf32, #b>
+  }
+}
+
+// -----
+
+#a = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @reads_init(%x: tensor<8x8xf32, #a>, %y: tensor<8x8xf32, #a>) -> (tensor<8x8xf32, #a>, tensor<8x8xf32, #a>) {
+    %ea = tensor.empty() : tensor<8x8xf32, #a>
+    // expected-error @+1 {{fbl-lower-to-kernels: an op with several results needs parallel loops, one result type and map, and inits it does not read}}
+    %r:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x8xf32, #a>) outs(%y, %ea : tensor<8x8xf32, #a>, tensor<8x8xf32, #a>) {
+    ^bb0(%v: f32, %o: f32, %p: f32):
+      %s = arith.addf %v, %o : f32
+      linalg.yield %s, %v : f32, f32
+    } -> (tensor<8x8xf32, #a>, tensor<8x8xf32, #a>)
+    return %r#0, %r#1 : tensor<8x8xf32, #a>, tensor<8x8xf32, #a>
+  }
+}

@@ -6,8 +6,9 @@
 
 1. Inputs: fixed pseudo-random arrays (GRADCHECK-ARG directives in the model
    give ranges), written as .npy.
-2. Oracle: fbl-autodiff's @f_grad lowered by upstream mlir-opt
-   and run by mlir-runner on the same inputs.
+2. Oracle: fbl-autodiff's @f_grad (with --optimizer, @f_step from a
+   nonzero optimizer state) lowered by upstream mlir-opt and run by
+   mlir-runner on the same inputs.
 3. fbl: fbl-opt --fbl-training-pipeline, fbl-translate --fbl-to-opencl,
    fbl-run on the device; results read back from resultJ.npy.
 4. Every result compared elementwise: |fbl - oracle| <= atol + rtol |oracle|
@@ -30,11 +31,35 @@ def numpy_dtype(elem):
     return np.float32 if elem == "f32" else np.int64 if elem == "i64" else np.int32
 
 
-def oracle_results(fbl_opt, model, name, inputs, params, llvm_bin):
+def step_state(inputs, params, optimizer, seed):
+    """The optimizer state a step reads after the model's arguments, as
+    inputs: AdamW's first moments (uniform in [-0.1, 0.1)), second moments
+    (in [0, 0.01)) and its step count (3, so the bias corrections are not
+    those of the first step); SGD has none."""
+    if optimizer != "adamw":
+        return []
+    rng = gradcheck.Rng(seed + 1)
+    state = []
+    for lo, hi in ((-0.1, 0.1), (0.0, 0.01)):
+        for p in params:
+            dims, elem, vals = inputs[p]
+            state.append((dims, elem, [lo + (hi - lo) * rng.next() for _ in vals]))
+    state.append(([], "f32", [3.0]))
+    return state
+
+
+def oracle_results(fbl_opt, model, name, inputs, params, llvm_bin,
+                   optimizer=""):
     """@name_grad of fbl-autodiff lowered by upstream mlir-opt and run by
     mlir-runner on `inputs` [(dims, elem, values)]: the loss then one
-    gradient per parameter index in `params`, as flat float64 arrays."""
-    ad = gradcheck.run([fbl_opt, model, "--fbl-autodiff"])
+    gradient per parameter index in `params`, as flat float64 arrays. With
+    `optimizer` ("sgd lr=..." or "adamw lr=..."), @name_step instead, on
+    `inputs` followed by the optimizer state: the loss, then the updated
+    parameters, then (AdamW) the updated moments."""
+    kind = optimizer.split()[0] if optimizer else ""
+    ad = gradcheck.run([fbl_opt, model] +
+                       ([f"--fbl-autodiff=optimizer={optimizer}"] if optimizer
+                        else ["--fbl-autodiff"]))
     body, call_args, types = [], [], []
     for i, (dims, elem, vals) in enumerate(inputs):
         attr, ty = gradcheck.dense(vals, dims, elem)
@@ -48,8 +73,9 @@ def oracle_results(fbl_opt, model, name, inputs, params, llvm_bin):
             body.append(f"    %in{i} = arith.constant {attr}")
         call_args.append(f"%in{i}")
         types.append(ty)
-    res_types = ["tensor<f32>"] + [types[p] for p in params]
-    gradcheck.call_and_print(body, f"{name}_grad", call_args, types, res_types)
+    res_types = ["tensor<f32>"] + [types[p] for p in params] * (3 if kind == "adamw" else 1)
+    gradcheck.call_and_print(body, f"{name}_{'step' if kind else 'grad'}",
+                             call_args, types, res_types)
     body.append("    return")
     harness = ad.rstrip()[:-1] + "\n  func.func private @printMemrefF32(memref<*xf32>)\n" + \
         "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
@@ -136,6 +162,10 @@ def main():
     ap.add_argument("--prepare", default="",
                     help="write bundle/, inputs/argI.npy and oracle/resultJ.npy "
                          "into this folder (to run elsewhere) instead of running")
+    ap.add_argument("--optimizer", default="", choices=["", "sgd", "adamw"],
+                    help="check the optimizer step (@f_step, from nonzero "
+                         "AdamW state) instead of the gradient")
+    ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--pre-pass", action="append", default=[],
                     help="fbl-opt pass run on the model first, without the "
                          "leading dashes")
@@ -149,10 +179,14 @@ def main():
             re.sub(r"//[^\n]*", "", open(model).read()))
         inputs = gradcheck.model_inputs(src, fargs, args.seed)
         params = [i for i, (_, p) in enumerate(fargs) if p]
+        optimizer = f"{args.optimizer} lr={args.lr}" if args.optimizer else ""
+        inputs += step_state(inputs, params, args.optimizer, args.seed)
         oracle = oracle_results(args.fbl_opt, model, name, inputs, params,
-                                args.llvm_bin)
+                                args.llvm_bin, optimizer)
         bundle = compile_bundle(args.fbl_opt, args.fbl_translate, model,
-                                args.policy, args.target, tmp)
+                                args.policy, args.target, tmp,
+                                f"optimizer={args.optimizer} lr={args.lr}"
+                                if args.optimizer else "")
         if args.prepare:
             import shutil
             shutil.rmtree(args.prepare, ignore_errors=True)
@@ -168,7 +202,8 @@ def main():
             return
         first_line, results = run_bundle(args.fbl_run, bundle, inputs, tmp, args.device)
         ok = True
-        print(f"e2e @{name}_grad policy={args.policy} target={args.target}: " + first_line)
+        print(f"e2e @{name}_{'step' if args.optimizer else 'grad'} "
+              f"policy={args.policy} target={args.target}: " + first_line)
         for j, want in enumerate(oracle):
             got = results[j] if j < len(results) else np.zeros(0)
             err = np.abs(got - want) if got.size == want.size else np.full(want.shape, np.inf)

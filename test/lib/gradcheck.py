@@ -144,7 +144,9 @@ def model_inputs(src, fargs, seed):
 
 def dense(values, dims, elem):
     if elem.startswith("f"):
-        flat = ", ".join(f"{v:.17g}" for v in values)
+        # MLIR reads "3" as an integer: whole floats keep a decimal point.
+        flat = ", ".join(f"{v:.17g}" if not float(v).is_integer() else f"{float(v):.1f}"
+                         for v in values)
     else:
         flat = ", ".join(str(int(v)) for v in values)
     shape = "x".join(str(d) for d in dims)

@@ -159,6 +159,9 @@ struct KernelShape {
   int64_t multipliesPerApplication = 0;
   /// For callers that plan from ops: the operand each input is.
   std::vector<unsigned> inputOperands;
+  /// Tensors written, each through `output`'s access (per-texel and
+  /// per-element kernels of ops with several results of one type).
+  int64_t outputs = 1;
 };
 
 /// What one launch costs.

@@ -7,7 +7,8 @@
 //   fbl-split-reductions -> fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
-//   fbl-lower-to-kernels, fbl-plan-memory (unless kernels=false).
+//   fbl-fuse-multi-output (unless fuse=false), fbl-lower-to-kernels,
+//   fbl-plan-memory (unless kernels=false).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,8 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createFBLTrainingReportPass(report));
   }
   if (options.kernels) {
+    if (options.fuse)
+      pm.addPass(createFBLFuseMultiOutputPass());
     // Each distinct kernel body CSE'd once, as it is built; repeats are
     // copies of clean bodies.
     FBLLowerToKernelsPassOptions lower;

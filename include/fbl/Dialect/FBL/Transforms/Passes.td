@@ -250,6 +250,35 @@ def FBLFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FBLFuseMultiOutputPass
+    : Pass<"fbl-fuse-multi-output", "::mlir::ModuleOp"> {
+  let summary = "Fuses elementwise producers read elsewhere into their "
+                "consumers as extra outputs";
+  let description = [{
+    Upstream linalg producer-consumer fusion of elementwise `linalg.generic`
+    ops whose producer result is read again after the consumer: the fused
+    op keeps that result as one more output, so one kernel computes and
+    writes both where two kernels wrote the producer's result and read it
+    back. It fuses only where every result of both ops has the same type and
+    layout (the generic kernel stores each texel to all outputs at one
+    place), the consumer reads the producer's result at its own index, all
+    other readers come after the consumer, and neither op is an epilogue a
+    GEMM kernel computes. The training pipeline runs it after layout
+    selection, before fbl-lower-to-kernels; AdamW's moment updates and the
+    parameter update that reads them become one kernel.
+
+    ```mlir
+    %m1 = linalg.generic ... ins(%m, %g) { b1 * m + (1 - b1) * g }
+    %p1 = linalg.generic ... ins(%p, %m1) { p - lr * m1 }
+    return %p1, %m1
+    // becomes
+    %f:2 = linalg.generic ... ins(%m, %g, %p) outs(%e0, %e1) { ...; yield %m1, %p1 }
+    return %f#1, %f#0
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def FBLSplitReductionsPass
     : Pass<"fbl-split-reductions", "::mlir::ModuleOp"> {
   let summary = "Splits whole-tensor and long-row reductions in two stages";

@@ -98,8 +98,9 @@ void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
     // A copy cannot fail: no body to inline.
     (void)emitPlannedKernel(
         kb, *plan, {src}, std::nullopt, TypedAttr(),
-        [](ValueRange, ValueRange values, Value, IRMapping &) {
-          return FailureOr<Value>(values.front());
+        [](ValueRange, ValueRange values, ValueRange, IRMapping &) {
+          return FailureOr<SmallVector<Value>>(
+              SmallVector<Value>{values.front()});
         });
   }
   DispatchOp dispatch = kb.end();

@@ -9,7 +9,9 @@
 // channels when it is packed along the output's packed loop, a whole texel
 // for 4 iterations of the innermost reduction loop when packed along that,
 // once before the nest when no reduction loop indexes it. The op's body is
-// inlined per channel and iteration, in the op's order of iterations.
+// inlined per channel and iteration, in the op's order of iterations. An
+// elementwise op with several results of one type (fbl-fuse-multi-output)
+// is one kernel that stores each texel to all of its outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +29,22 @@ using namespace mlir::fbl::kernels;
 /// Lowers a linalg op on encoded tensors.
 LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
                                    unsigned &counter) {
-  if (op->getNumResults() != 1)
-    return op.emitOpError("fbl-lower-to-kernels: ops with several results "
-                          "are not supported");
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  // Several results (fbl-fuse-multi-output): one kernel writes all of them
+  // at the same places.
+  unsigned numResults = op->getNumResults();
+  if (numResults > 1 &&
+      (op.getNumReductionLoops() != 0 ||
+       llvm::any_of(op->getResultTypes(),
+                    [&](Type t) { return t != resultType; }) ||
+       llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+         return op.payloadUsesValueFromOperand(&init) ||
+                op.getMatchingIndexingMap(&init) !=
+                    op.getIndexingMapMatchingResult(op->getResult(0));
+       })))
+    return op.emitOpError("fbl-lower-to-kernels: an op with several results "
+                          "needs parallel loops, one result type and map, "
+                          "and inits it does not read");
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.getEncoding())
       return op.emitOpError("fbl-lower-to-kernels: operand without a layout; "
@@ -80,7 +94,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   std::string name = ("k" + Twine(counter++) + "_" +
                       op->getName().getStringRef().drop_front(7))
                          .str();
-  kb.begin(name, resultType, gridFor(resultType));
+  kb.begin(name, SmallVector<RankedTensorType>(numResults, resultType),
+           gridFor(resultType));
   IRMapping scalars;
   for (Value v : captured)
     if (isa<RankedTensorType>(v.getType()))
@@ -88,8 +103,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   LogicalResult status = success();
 
   // One lane's step of the body: the inputs' values given, the body inlined.
-  auto laneBody = [&](ValueRange ivs, ValueRange values, Value acc,
-                      IRMapping &shared) -> FailureOr<Value> {
+  auto laneBody = [&](ValueRange ivs, ValueRange values, ValueRange acc,
+                      IRMapping &shared) -> FailureOr<SmallVector<Value>> {
     Addressing a{b, loc};
     IRMapping mapping = scalars;
     // Values from above the body are computed once per step, for every lane.
@@ -113,7 +128,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
                               "scalar operand inside the kernel");
       mapping.map(arg, mapping.lookup(in->get()));
     }
-    mapping.map(body.getArgument(init->getOperandNumber()), acc);
+    for (auto [r, out] : llvm::enumerate(op.getDpsInitsMutable()))
+      mapping.map(body.getArgument(out.getOperandNumber()), acc[r]);
     auto mapCaptured = [&](Operation &user) -> LogicalResult {
       for (Value operand : user.getOperands())
         if (operand.getParentRegion() != &op->getRegion(0) &&
@@ -145,7 +161,10 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
     Operation *yield = body.getTerminator();
     if (failed(mapCaptured(*yield)))
       return failure();
-    return mapping.lookupOrDefault(yield->getOperand(0));
+    SmallVector<Value> next;
+    for (Value v : yield->getOperands())
+      next.push_back(mapping.lookupOrDefault(v));
+    return next;
   };
   std::optional<unsigned> initInput;
   if (readsInit)
@@ -155,7 +174,7 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   DispatchOp dispatch = kb.end();
   if (failed(status))
     return failure();
-  op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  op->replaceAllUsesWith(dispatch.getResults());
   op->erase();
   return success();
 }

@@ -116,12 +116,14 @@ unsigned KernelBuilder::addInput(Value v) {
   return ins.size() - 1;
 }
 
-void KernelBuilder::begin(StringRef name, RankedTensorType resultType,
+void KernelBuilder::begin(StringRef name,
+                          ArrayRef<RankedTensorType> resultTypes,
                           ArrayRef<int64_t> items,
                           ArrayRef<int64_t> workgroup) {
-  Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                      resultType.getElementType(),
-                                      resultType.getEncoding());
+  SmallVector<Value> outs;
+  for (RankedTensorType type : resultTypes)
+    outs.push_back(tensor::EmptyOp::create(
+        b, loc, type.getShape(), type.getElementType(), type.getEncoding()));
   // The work-group the cost model assumes (fbl/CostModel/CostModel.h).
   std::array<int64_t, 3> all = {1, 1, 1};
   for (unsigned d = 0; d < 3 && d < items.size(); ++d)
@@ -134,15 +136,16 @@ void KernelBuilder::begin(StringRef name, RankedTensorType resultType,
     wg[d] = d < workgroup.size() ? workgroup[d] : preferred[d];
     grid[d] = llvm::alignTo(items[d], wg[d]);
   }
-  dispatch = DispatchOp::create(
-      b, loc, TypeRange{resultType},
-      FlatSymbolRefAttr::get(b.getContext(), name), ins, ValueRange{out},
-      b.getDenseI64ArrayAttr(grid), b.getDenseI64ArrayAttr(wg));
+  dispatch = DispatchOp::create(b, loc, ValueRange(outs).getTypes(),
+                                FlatSymbolRefAttr::get(b.getContext(), name),
+                                ins, outs, b.getDenseI64ArrayAttr(grid),
+                                b.getDenseI64ArrayAttr(wg));
   Block *body = new Block();
   dispatch.getBody().push_back(body);
   for (Value v : ins)
     body->addArgument(v.getType(), loc);
-  body->addArgument(resultType, loc);
+  for (Value v : outs)
+    body->addArgument(v.getType(), loc);
   saved = b.saveInsertionPoint();
   b.setInsertionPointToStart(body);
   KernelReturnOp::create(b, loc);
@@ -211,12 +214,26 @@ void KernelBuilder::forEachOutputElement(
 void KernelBuilder::forEachOutputTexel(
     function_ref<SmallVector<Value>(ArrayRef<Lane> lanes)> compute) {
   auto type = cast<RankedTensorType>(outputHandle().getType());
+  unsigned numOuts = numOutputs();
   Addressing a{b, loc};
   Type elem = type.getElementType();
   if (isa<BufferLayoutAttr>(type.getEncoding())) {
-    forEachOutputElement([&](ValueRange idx) {
-      return compute({Lane{SmallVector<Value>(idx), Value()}}).front();
-    });
+    // One work-item per element, its index unravelled row-major.
+    Value i = workItem(0);
+    auto guard = scf::IfOp::create(b, loc, a.lt(i, type.getNumElements()),
+                                   /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    SmallVector<Value> idx(type.getRank());
+    Value rest = i;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      idx[d] = a.rem(rest, type.getDimSize(d));
+      rest = a.div(rest, type.getDimSize(d));
+    }
+    Value offset = a.linear(type, idx);
+    SmallVector<Value> values = compute({Lane{idx, Value()}});
+    for (unsigned r = 0; r < numOuts; ++r)
+      StoreElementOp::create(b, loc, values[r], outputHandle(r), offset);
+    b.setInsertionPointAfter(guard);
     return;
   }
   fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());
@@ -231,8 +248,8 @@ void KernelBuilder::forEachOutputTexel(
   SmallVector<Lane> lanes(1);
   std::tie(lanes[0].idx, lanes[0].valid) = a.logicalOf(type, layer, y, x, 0);
   // Texels of tile padding hold no element: lane 0 is one where any is.
-  auto any =
-      scf::IfOp::create(b, loc, TypeRange{texelType}, lanes[0].valid, true);
+  auto any = scf::IfOp::create(b, loc, SmallVector<Type>(numOuts, texelType),
+                               lanes[0].valid, true);
   b.setInsertionPointToStart(&any.getThenRegion().front());
   lanes[0].valid = Value();
   // The other channels are elements too unless the packed dim ends inside
@@ -244,22 +261,28 @@ void KernelBuilder::forEachOutputTexel(
   }
   SmallVector<Value> values = compute(lanes);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  SmallVector<Value> channels;
-  for (auto [lane, v] : llvm::zip(lanes, values)) {
-    if (!elem.isF32())
-      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    if (lane.valid)
-      v = arith::SelectOp::create(b, loc, lane.valid, v, zero);
-    channels.push_back(v);
+  SmallVector<Value> texels;
+  for (unsigned r = 0; r < numOuts; ++r) {
+    SmallVector<Value> channels;
+    for (auto [c, lane] : llvm::enumerate(lanes)) {
+      Value v = values[c * numOuts + r];
+      if (!elem.isF32())
+        v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+      if (lane.valid)
+        v = arith::SelectOp::create(b, loc, lane.valid, v, zero);
+      channels.push_back(v);
+    }
+    channels.resize(4, zero);
+    texels.push_back(
+        vector::FromElementsOp::create(b, loc, texelType, channels));
   }
-  channels.resize(4, zero);
-  scf::YieldOp::create(
-      b, loc,
-      Value(vector::FromElementsOp::create(b, loc, texelType, channels)));
+  scf::YieldOp::create(b, loc, texels);
   b.setInsertionPointToStart(&any.getElseRegion().front());
-  scf::YieldOp::create(b, loc, a.zero(texelType));
+  scf::YieldOp::create(b, loc, SmallVector<Value>(numOuts, a.zero(texelType)));
   b.setInsertionPointAfter(any);
-  StoreTexelOp::create(b, loc, any.getResult(0), outputHandle(), layer, y, x);
+  for (unsigned r = 0; r < numOuts; ++r)
+    StoreTexelOp::create(b, loc, any.getResult(r), outputHandle(r), layer, y,
+                         x);
   b.setInsertionPointAfter(guard);
 }
 
@@ -346,6 +369,12 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
   Location loc = kb.loc;
   Type elem =
       cast<RankedTensorType>(kb.outputHandle().getType()).getElementType();
+  // One value per lane and output (acc[lane * numOuts + output]); only
+  // elementwise kernels (no reduction, no initial value) have several.
+  unsigned numOuts = kb.numOutputs();
+  if (numOuts > 1 &&
+      (plan.readsInit || llvm::is_contained(plan.reduction, true)))
+    return failure();
   LogicalResult status = success();
   kb.forEachOutputTexel([&](ArrayRef<KernelBuilder::Lane> lanes) {
     PlannedReads reads(kb, plan);
@@ -377,7 +406,7 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
         acc.push_back(reads.element(f[c], plan.output, c, 0));
     } else {
       acc.assign(
-          numLanes,
+          numLanes * numOuts,
           arith::ConstantOp::create(
               b, loc, initValue ? initValue : TypedAttr(b.getZeroAttr(elem))));
     }
@@ -428,26 +457,29 @@ LogicalResult kernels::emitPlannedKernel(KernelBuilder &kb,
           SmallVector<Value> loops = at(c, j);
           // A lane that may hold no element computes nothing there (its
           // indices may lie outside the tensors).
+          MutableArrayRef<Value> laneAcc =
+              MutableArrayRef<Value>(acc).slice(c * numOuts, numOuts);
           scf::IfOp branch;
           if (lanes[c].valid) {
-            branch = scf::IfOp::create(b, loc, TypeRange{elem}, lanes[c].valid,
-                                       true);
+            branch = scf::IfOp::create(b, loc, SmallVector<Type>(numOuts, elem),
+                                       lanes[c].valid, true);
             b.setInsertionPointToStart(&branch.getThenRegion().front());
           }
-          FailureOr<Value> next = body(loops, values, acc[c], shared);
-          if (failed(next)) {
+          FailureOr<SmallVector<Value>> next =
+              body(loops, values, laneAcc, shared);
+          if (failed(next) || next->size() != numOuts) {
             status = failure();
-            next = acc[c];
+            next = SmallVector<Value>(laneAcc);
           }
           if (!branch) {
-            acc[c] = *next;
+            llvm::copy(*next, laneAcc.begin());
             continue;
           }
           scf::YieldOp::create(b, loc, *next);
           b.setInsertionPointToStart(&branch.getElseRegion().front());
-          scf::YieldOp::create(b, loc, acc[c]);
+          scf::YieldOp::create(b, loc, ValueRange(laneAcc));
           b.setInsertionPointAfter(branch);
-          acc[c] = branch.getResult(0);
+          llvm::copy(branch.getResults(), laneAcc.begin());
         }
       return acc;
     };

@@ -87,11 +87,20 @@ public:
   /// the target's preferred one (clamped to the grid) unless `workgroup` is
   /// given.
   void begin(StringRef name, RankedTensorType resultType,
+             ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {}) {
+    begin(name, ArrayRef<RankedTensorType>(resultType), items, workgroup);
+  }
+  /// The same for a kernel writing several fresh tensors of one type at the
+  /// same places (forEachOutputTexel stores each texel to all of them).
+  void begin(StringRef name, ArrayRef<RankedTensorType> resultTypes,
              ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {});
 
-  /// Input `i`'s and the output's arguments inside the body (after `begin`).
+  /// Input `i`'s and output `r`'s arguments inside the body (after `begin`).
   Value inputHandle(unsigned i) { return dispatch.getBody().getArgument(i); }
-  Value outputHandle() { return dispatch.getBody().getArgument(ins.size()); }
+  Value outputHandle(unsigned r = 0) {
+    return dispatch.getBody().getArgument(ins.size() + r);
+  }
+  unsigned numOutputs() { return dispatch.getOuts().size(); }
   /// The work-item's global id along `d`.
   Value workItem(unsigned d);
 
@@ -109,9 +118,10 @@ public:
     Value valid;
   };
   /// Emits the per-texel (or per-element) body computing a texel's channels
-  /// together: `compute(lanes)` gives one value per lane, and runs only where
-  /// lane 0 is an element (other texels are written as zero). An image
-  /// packed along some dim has 4 lanes, anything else one.
+  /// together: `compute(lanes)` gives one value per lane and output (lane
+  /// by lane: lane c's value of output r at c * numOutputs() + r), and runs
+  /// only where lane 0 is an element (other texels are written as zero). An
+  /// image packed along some dim has 4 lanes, anything else one.
   void forEachOutputTexel(
       function_ref<SmallVector<Value>(ArrayRef<Lane> lanes)> compute);
 
@@ -126,12 +136,13 @@ public:
 /// Items of the kernel grid for an output of `type`: texels or elements.
 SmallVector<int64_t> gridFor(RankedTensorType type);
 
-/// Lane `lane`'s next accumulator of a planned kernel: the op's body at loop
-/// values `ivs`, with `inputs` the values of the plan's inputs there and
-/// `acc` the accumulator. Values from above that the body recomputes go into
-/// `shared`, which lives for one step of the nest (all of its lanes).
-using LaneBody = function_ref<FailureOr<Value>(
-    ValueRange ivs, ValueRange inputs, Value acc, IRMapping &shared)>;
+/// A lane's next accumulators of a planned kernel, one per output: the op's
+/// body at loop values `ivs`, with `inputs` the values of the plan's inputs
+/// there and `acc` the accumulators. Values from above that the body
+/// recomputes go into `shared`, which lives for one step of the nest (all of
+/// its lanes).
+using LaneBody = function_ref<FailureOr<SmallVector<Value>>(
+    ValueRange ivs, ValueRange inputs, ValueRange acc, IRMapping &shared)>;
 
 /// Emits, after `kb.begin`, the body of the per-texel (or per-element)
 /// kernel `plan` describes (::fbl::cost::planReads decided its reads): the
@@ -139,7 +150,8 @@ using LaneBody = function_ref<FailureOr<Value>(
 /// step, and each input is fetched once per group of lanes and iterations
 /// that its plan says share a fetch. Plan input i is kernel input
 /// `inputs[i]`; the initial value (plan.readsInit) is kernel input `init`,
-/// else the constant `initValue` (null: zero).
+/// else the constant `initValue` (null: zero). A kernel with several outputs
+/// has no reduction loop and reads no initial value.
 LogicalResult emitPlannedKernel(KernelBuilder &kb,
                                 const ::fbl::cost::KernelShape &plan,
                                 ArrayRef<unsigned> inputs,

@@ -1,0 +1,138 @@
+//===- FuseMultiOutput.cpp - The fbl-fuse-multi-output pass ---------------===//
+//
+// Fuses an elementwise producer whose result is read again later into its
+// elementwise consumer, keeping the result as one more output of the fused
+// op: one kernel then computes both and writes both, where two kernels
+// wrote the producer's result and read it back. fbl-fuse-elementwise leaves
+// such producers alone (it fuses single uses only, before layouts exist);
+// this runs after layout selection, so it fuses only where all results
+// share one type and layout - the generic kernel stores each texel to every
+// output at the same place. AdamW's moment updates and the parameter update
+// that reads them become one kernel this way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/CostModel/KernelPlan.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fbl {
+#define GEN_PASS_DEF_FBLFUSEMULTIOUTPUTPASS
+#include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+} // namespace mlir::fbl
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+/// Whether a GEMM's kernel computes `op` as its epilogue: fusing it here
+/// would cost that fusion.
+static bool isGemmEpilogue(linalg::GenericOp op) {
+  for (Value v : op.getDpsInputs())
+    if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
+      if (std::optional<GemmMatch> g = matchGemm(gemm))
+        if (std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
+            e && e->op == op)
+          return true;
+  return false;
+}
+
+/// An elementwise op the generic kernel writes several outputs of: parallel
+/// loops, inits it does not read, results of one laid-out type.
+static bool isElementwise(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 0 || op.getNumResults() == 0)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getEncoding())
+    return false;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return !op.payloadUsesValueFromOperand(&init) &&
+           op.getMatchingIndexingMap(&init).isIdentity() &&
+           init.get().getType() == type;
+  });
+}
+
+/// Whether `operand`'s producer may be fused into its owner, keeping the
+/// producer's results that are read elsewhere.
+static bool shouldFuse(OpOperand &operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand.getOwner());
+  auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer || producer->getBlock() != consumer->getBlock())
+    return false;
+  if (!isElementwise(consumer) || !isElementwise(producer) ||
+      producer->getResult(0).getType() != consumer->getResult(0).getType())
+    return false;
+  if (!consumer.getMatchingIndexingMap(&operand).isIdentity() ||
+      !linalg::areElementwiseOpsFusable(&operand))
+    return false;
+  if (isGemmEpilogue(consumer) || isGemmEpilogue(producer))
+    return false;
+  // The fused op replaces the producer where the consumer is: every other
+  // reader must come after it.
+  for (Value result : producer->getResults())
+    for (Operation *user : result.getUsers())
+      if (user != consumer.getOperation() &&
+          (user->getBlock() != consumer->getBlock() ||
+           !consumer->isBeforeInBlock(user)))
+        return false;
+  return true;
+}
+
+/// Fuses one producer into `consumer`; returns the fused op, or null.
+static Operation *fuseOneProducer(RewriterBase &rewriter,
+                                  linalg::GenericOp consumer) {
+  for (OpOperand *operand : consumer.getDpsInputOperands()) {
+    if (!shouldFuse(*operand))
+      continue;
+    Operation *producer = operand->get().getDefiningOp();
+    rewriter.setInsertionPoint(consumer);
+    FailureOr<linalg::ElementwiseOpFusionResult> fused =
+        linalg::fuseElementwiseOps(rewriter, operand);
+    if (failed(fused))
+      continue;
+    for (auto [original, replacement] : fused->replacements)
+      rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+        return use.getOwner() != consumer.getOperation();
+      });
+    rewriter.eraseOp(consumer);
+    if (producer->use_empty())
+      rewriter.eraseOp(producer);
+    // Both ops may read the same tensor (AdamW's moments both read the
+    // gradient): the kernel then fetches it once.
+    FailureOr<linalg::GenericOp> deduplicated =
+        linalg::deduplicateOperandsAndRemoveDeadResults(
+            rewriter, cast<linalg::GenericOp>(fused->fusedOp),
+            /*removeOutputs=*/false);
+    return succeeded(deduplicated) ? deduplicated->getOperation()
+                                   : fused->fusedOp;
+  }
+  return nullptr;
+}
+
+namespace {
+struct FuseMultiOutputPass
+    : public mlir::fbl::impl::FBLFuseMultiOutputPassBase<FuseMultiOutputPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      // In order: a consumer's producers come before it, so erasing them
+      // never touches what is left to visit. A fused op may take in its next
+      // producer.
+      Block &block = func.getBody().front();
+      for (Operation *op = &block.front(); op;) {
+        Operation *next = op->getNextNode();
+        auto consumer = dyn_cast<linalg::GenericOp>(op);
+        while (consumer)
+          consumer = dyn_cast_or_null<linalg::GenericOp>(
+              fuseOneProducer(rewriter, consumer));
+        op = next;
+      }
+    });
+  }
+};
+} // namespace
