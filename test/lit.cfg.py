@@ -95,6 +95,13 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/split_property.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# Random chains of overlapping, strided inserts (one kernel per chain)
+# against the oracle (test/lib/insert_chain_property.py).
+config.substitutions.append(
+    ("%insert_chain_property",
+     "/usr/bin/python3 {0}/test/lib/insert_chain_property.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")

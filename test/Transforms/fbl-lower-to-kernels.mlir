@@ -424,6 +424,47 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
+// A chain of inserts, each read only by the next (tensor.concat and im2col
+// take this form), is one kernel: an element comes from the last insert
+// whose region holds it, else from the first one's destination (zero for a
+// tensor.empty, which is never allocated). The third insert's result is read
+// twice, so the fourth starts a chain of its own.
+
+// CHECK-LABEL: func.func @insert_chain(
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<8x4xf32
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<8x4xf32
+// CHECK-SAME:    %[[C:[^:]+]]: tensor<8x4xf32
+// CHECK:         %[[K0:.+]] = fbl.dispatch @k0_slice ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(
+// CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %{{arg[0-9]+}}: {{.*}}):
+// The last insert is checked first.
+// CHECK:             scf.if %{{.+}} -> (f32) {
+// CHECK:               fbl.load_texel %[[KC]][
+// CHECK:             } else {
+// CHECK:               scf.if %{{.+}} -> (f32) {
+// CHECK:                 fbl.load_texel %[[KB]][
+// CHECK:               } else {
+// CHECK:                 scf.if %{{.+}} -> (f32) {
+// CHECK:                   fbl.load_texel %[[KA]][
+// CHECK:                 } else {
+// CHECK:                   arith.constant 0.000000e+00 : f32
+// CHECK:         %[[K1:.+]] = fbl.dispatch @k1_slice ins(%[[A]], %[[K0]] : {{.*}})
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K0]], %[[K1]]
+
+#pc = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @insert_chain(%a: tensor<8x4xf32, #pc>, %b: tensor<8x4xf32, #pc>, %c: tensor<8x4xf32, #pc>) -> (tensor<8x12xf32, #pc>, tensor<8x12xf32, #pc>) {
+    %e = tensor.empty() : tensor<8x12xf32, #pc>
+    %0 = tensor.insert_slice %a into %e[0, 0] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x12xf32, #pc>
+    %1 = tensor.insert_slice %b into %0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x12xf32, #pc>
+    %2 = tensor.insert_slice %c into %1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x12xf32, #pc>
+    %3 = tensor.insert_slice %a into %2[0, 2] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x12xf32, #pc>
+    return %2, %3 : tensor<8x12xf32, #pc>, tensor<8x12xf32, #pc>
+  }
+}
+
+// -----
+
 // Scatter loop: the column loop indexes every access of the buffer, so its
 // 4 iterations are the work-items; each copies its column of the initial
 // buffer, then runs the row loop in place.

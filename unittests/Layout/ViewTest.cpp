@@ -313,4 +313,20 @@ TEST(ViewTest, BufferReshapesAreViews) {
   EXPECT_EQ(c->rank(), 1u);
 }
 
+// A batch-1 loss collapses tensor<1x1xf32> to tensor<f32> (no groups):
+// a buffer of unit dims is a scalar buffer, and back.
+TEST(ViewTest, UnitDimsToAScalarAreBufferViews) {
+  auto scalar = Layout::buffer(2).collapsed({1, 1}, {});
+  ASSERT_TRUE(scalar.has_value());
+  EXPECT_TRUE(scalar->isBuffer());
+  EXPECT_EQ(scalar->rank(), 0u);
+  auto unit = Layout::buffer(0).expanded({}, {1, 1, 1}, {});
+  ASSERT_TRUE(unit.has_value());
+  EXPECT_TRUE(unit->isBuffer());
+  EXPECT_EQ(unit->rank(), 3u);
+  // Not unit dims: no scalar.
+  EXPECT_FALSE(Layout::buffer(2).collapsed({1, 2}, {}).has_value());
+  EXPECT_FALSE(Layout::buffer(0).expanded({}, {1, 2}, {}).has_value());
+}
+
 } // namespace

@@ -648,6 +648,11 @@ public:
   std::optional<Layout>
   collapsed(const std::vector<int64_t> &shape,
             const std::vector<std::vector<int64_t>> &groups) const {
+    // Unit dims collapsed to a scalar (no groups): a buffer's one element.
+    if (groups.empty() && isBuffer() && shape.size() == rank_ &&
+        std::all_of(shape.begin(), shape.end(),
+                    [](int64_t s) { return s == 1; }))
+      return buffer(0);
     if (!validGroups(groups, rank_))
       return std::nullopt;
     unsigned newRank = static_cast<unsigned>(groups.size());
@@ -721,6 +726,11 @@ public:
            const std::vector<int64_t> &resultShape,
            const std::vector<std::vector<int64_t>> &groups) const {
     unsigned newRank = static_cast<unsigned>(resultShape.size());
+    // A scalar expanded to unit dims (no groups): a buffer's one element.
+    if (rank_ == 0 && groups.empty() && isBuffer() &&
+        std::all_of(resultShape.begin(), resultShape.end(),
+                    [](int64_t s) { return s == 1; }))
+      return buffer(newRank);
     if (groups.size() != rank_ || !validGroups(groups, newRank))
       return std::nullopt;
     for (int64_t s : resultShape)

@@ -131,6 +131,15 @@ func.func @reshape_view_coverage(%x: tensor<8x4x2xf32, #fbl.buffer>) {
 
 // -----
 
+// No groups only for unit dims to a scalar.
+func.func @reshape_view_scalar_of_many(%x: tensor<1x2xf32, #fbl.buffer>) {
+  // expected-error @+1 {{'fbl.reshape_view' op reassociation covers 0 of the 2 dims}}
+  %0 = fbl.reshape_view %x [] : tensor<1x2xf32, #fbl.buffer> -> tensor<f32, #fbl.buffer>
+  return
+}
+
+// -----
+
 // head_dim 2 would cut the RGBA texels of the packed hidden dim in two.
 func.func @reshape_splitting_texels(%x: tensor<16x64xf32, #fbl.channel_packed<packed = 1>>) {
   // expected-error @+1 {{'fbl.reshape_view' op reshape of 'tensor<16x64xf32, #fbl.channel_packed<packed = 1>>' to [16, 32, 2] splits a tile or a texel and cannot be a view; use fbl.relayout}}

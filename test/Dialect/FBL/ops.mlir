@@ -78,6 +78,19 @@ func.func @buffer_collapse(%x: tensor<4x8x16xf32, #fbl.buffer>) -> tensor<32x16x
 
 // -----
 
+// Unit dims to a scalar and back (a batch-1 loss): no groups, as
+// tensor.collapse_shape writes it.
+// CHECK-LABEL: func.func @buffer_unit_to_scalar
+// CHECK: fbl.reshape_view %{{.*}} [] : tensor<1x1xf32, #fbl.buffer> -> tensor<f32, #fbl.buffer>
+// CHECK: fbl.reshape_view %{{.*}} [] : tensor<f32, #fbl.buffer> -> tensor<1x1x1xf32, #fbl.buffer>
+func.func @buffer_unit_to_scalar(%x: tensor<1x1xf32, #fbl.buffer>) -> tensor<1x1x1xf32, #fbl.buffer> {
+  %0 = fbl.reshape_view %x [] : tensor<1x1xf32, #fbl.buffer> -> tensor<f32, #fbl.buffer>
+  %1 = fbl.reshape_view %0 [] : tensor<f32, #fbl.buffer> -> tensor<1x1x1xf32, #fbl.buffer>
+  return %1 : tensor<1x1x1xf32, #fbl.buffer>
+}
+
+// -----
+
 #cp = #fbl.channel_packed<packed = 1>
 #rt = #fbl.rtile<tile = [4, 4], packed = 1>
 

@@ -221,7 +221,12 @@ LogicalResult ReshapeViewOp::verify() {
              << i << " multiplies to " << product
              << " but the dim it forms has size " << small.getDimSize(i);
   }
-  if (next != large.getRank())
+  // A scalar from (or to) unit dims has no groups, as tensor.collapse_shape
+  // allows.
+  bool unitToScalar = groups.empty() && small.getRank() == 0 &&
+                      llvm::all_of(large.getShape(),
+                                   [](int64_t d) { return d == 1; });
+  if (next != large.getRank() && !unitToScalar)
     return emitOpError("reassociation covers ")
            << next << " of the " << large.getRank() << " dims";
   if (failed(verifyViewEncodings(*this, src, dst)))

@@ -12,7 +12,8 @@
 //    (ContractionKernels.cpp), else the generic kernel;
 //  - other linalg ops: the generic per-texel kernel (ElementwiseKernels.cpp);
 //  - fbl.relayout, slices, tensor.insert and constant tensors: copy kernels
-//    (CopyKernels.cpp);
+//    (CopyKernels.cpp); a chain of inserts each read only by the next (a
+//    concat, im2col) is one kernel;
 //  - scf.for scatter loops over buffers: in-place kernels
 //    (ScatterKernels.cpp).
 // Scalars the kernels use (constants, bias corrections computed from a step
@@ -349,7 +350,8 @@ struct LowerToKernelsPass
       llvm::DenseMap<Operation *, Operation *> epilogues;
       llvm::DenseSet<Operation *> fused;
       for (Operation &op : func.getBody().front()) {
-        if (isAbsorbedFill(&op) || fused.contains(&op))
+        if (isAbsorbedFill(&op) || fused.contains(&op) ||
+            isChainedInsert(&op))
           continue; // Kernels of other ops compute them.
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
@@ -369,7 +371,12 @@ struct LowerToKernelsPass
       Block &body = func.getBody().front();
       for (Operation *op : work) {
         LoweredUnit unit{op, epilogues.lookup(op)};
-        if (Operation *original = repeated.original(op))
+        // An insert chain's kernel reads the sources of the whole chain, not
+        // only the last insert's operands: it is lowered, never copied.
+        auto insert = dyn_cast<tensor::InsertSliceOp>(op);
+        bool chain = insert && insertChainOf(insert).size() > 1;
+        if (Operation *original = repeated.original(op);
+            original && !chain)
           if (repeated.copy(unit, original, counter))
             continue;
         SmallVector<Value> operands = unit.operands();
@@ -395,7 +402,8 @@ struct LowerToKernelsPass
             if (isa<DispatchOp>(created))
               eliminateCommonSubExpressions(rewriter, dominance, &created);
         }
-        repeated.record(op, operands, uses, &body, before, next);
+        if (!chain)
+          repeated.record(op, operands, uses, &body, before, next);
       }
       // Assertions became input ranges the runtime checks on the host
       // (recordInputRanges); kernels do not evaluate them.

@@ -58,7 +58,8 @@ struct TrainingPipelineOptions
                               llvm::cl::init(1e-3)};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse elementwise chains "
-                                   "(fbl-fuse-elementwise)"),
+                                   "(fbl-fuse-elementwise, "
+                                   "fbl-fuse-multi-output)"),
                     llvm::cl::init(true)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "

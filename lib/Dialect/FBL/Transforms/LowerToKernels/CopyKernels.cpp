@@ -108,6 +108,28 @@ void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
   op.erase();
 }
 
+bool kernels::isChainedInsert(Operation *op) {
+  auto insert = dyn_cast<tensor::InsertSliceOp>(op);
+  if (!insert || !insert->hasOneUse())
+    return false;
+  auto next = dyn_cast<tensor::InsertSliceOp>(*insert->user_begin());
+  return next && next.getDest() == insert.getResult() &&
+         next.getSource() != insert.getResult() &&
+         next->getBlock() == insert->getBlock();
+}
+
+SmallVector<tensor::InsertSliceOp>
+kernels::insertChainOf(tensor::InsertSliceOp op) {
+  SmallVector<tensor::InsertSliceOp> chain = {op};
+  while (auto prev = chain.back().getDest().getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!isChainedInsert(prev))
+      break;
+    chain.push_back(prev);
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
 /// Lowers tensor.extract_slice and tensor.insert_slice (static offsets,
 /// sizes and strides) to copy kernels.
 LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
@@ -147,55 +169,76 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
       return a.load(kb.inputHandle(src), srcIdx);
     });
   } else {
-    auto insert = cast<tensor::InsertSliceOp>(op);
-    unsigned src = kb.addInput(insert.getSource());
+    // The whole chain in one kernel: each element comes from the last insert
+    // whose region holds it, else from the first one's destination.
+    SmallVector<tensor::InsertSliceOp> chain =
+        insertChainOf(cast<tensor::InsertSliceOp>(op));
+    for (tensor::InsertSliceOp insert : ArrayRef(chain).drop_back())
+      if (llvm::any_of(insert.getMixedOffsets(),
+                       [](OpFoldResult s) { return isa<Value>(s); }) ||
+          llvm::any_of(insert.getStaticStrides(),
+                       [](int64_t s) { return s < 1; }))
+        return insert->emitOpError("fbl-lower-to-kernels: an insert chained "
+                                   "into another needs static offsets and "
+                                   "strides of at least 1");
+    SmallVector<unsigned> sources;
+    for (tensor::InsertSliceOp insert : chain)
+      sources.push_back(kb.addInput(insert.getSource()));
     // A tensor.empty destination (tensor.concat decomposes into inserts into
-    // one) is never allocated: fill what the slice leaves out with zeros
+    // one) is never allocated: fill what the slices leave out with zeros
     // instead of reading it.
-    bool emptyDest = insert.getDest().getDefiningOp<tensor::EmptyOp>();
+    Value base = chain.front().getDest();
     std::optional<unsigned> dest;
-    if (!emptyDest)
-      dest = kb.addInput(insert.getDest());
-    ArrayRef<int64_t> sizes = insert.getStaticSizes();
-    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    if (!base.getDefiningOp<tensor::EmptyOp>())
+      dest = kb.addInput(base);
     Type elem = resultType.getElementType();
     kb.begin(name, resultType, gridFor(resultType));
     kb.forEachOutputElement([&](ValueRange idx) -> Value {
       Addressing a{b, loc};
-      // Inside the inserted region when offset <= i < offset + size*stride
-      // and (i - offset) % stride == 0.
-      Value inside;
-      SmallVector<Value> srcIdx;
-      for (unsigned d = 0; d < offsets.size(); ++d) {
-        Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
-        Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         idx[d], a.c(offsets[d]));
-        Value lt =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
-                                  a.c(offsets[d] + sizes[d] * strides[d]));
-        Value zero = a.c(0);
-        Value phase = arith::RemSIOp::create(b, loc, rel, a.c(strides[d]));
-        Value onStride = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                               phase, zero);
-        inside = a.andi(
-            inside,
-            arith::AndIOp::create(b, loc, ge,
-                                  arith::AndIOp::create(b, loc, lt, onStride)));
-        if (!dropped.test(d))
-          srcIdx.push_back(
-              arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
-      }
-      auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
-      b.setInsertionPointToStart(&pick.getThenRegion().front());
-      scf::YieldOp::create(b, loc, a.load(kb.inputHandle(src), srcIdx));
-      b.setInsertionPointToStart(&pick.getElseRegion().front());
-      Value outside =
-          dest ? a.load(kb.inputHandle(*dest), idx)
-               : arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
-                     .getResult();
-      scf::YieldOp::create(b, loc, outside);
-      b.setInsertionPointAfter(pick);
-      return pick.getResult(0);
+      // Inserts from the last: the first whose region holds idx gives it.
+      std::function<Value(unsigned)> pickFrom = [&](unsigned n) -> Value {
+        if (n == 0)
+          return dest ? a.load(kb.inputHandle(*dest), idx)
+                      : arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
+                            .getResult();
+        tensor::InsertSliceOp insert = chain[n - 1];
+        ArrayRef<int64_t> offsets = insert.getStaticOffsets();
+        ArrayRef<int64_t> sizes = insert.getStaticSizes();
+        ArrayRef<int64_t> strides = insert.getStaticStrides();
+        llvm::SmallBitVector dropped = insert.getDroppedDims();
+        // Inside the inserted region when offset <= i < offset + size*stride
+        // and (i - offset) % stride == 0.
+        Value inside;
+        SmallVector<Value> srcIdx;
+        for (unsigned d = 0; d < offsets.size(); ++d) {
+          Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
+          Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                           idx[d], a.c(offsets[d]));
+          Value lt =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
+                                    a.c(offsets[d] + sizes[d] * strides[d]));
+          Value zero = a.c(0);
+          Value phase = arith::RemSIOp::create(b, loc, rel, a.c(strides[d]));
+          Value onStride = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, phase, zero);
+          inside = a.andi(inside, arith::AndIOp::create(
+                                      b, loc, ge,
+                                      arith::AndIOp::create(b, loc, lt,
+                                                            onStride)));
+          if (!dropped.test(d))
+            srcIdx.push_back(
+                arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
+        }
+        auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
+        b.setInsertionPointToStart(&pick.getThenRegion().front());
+        scf::YieldOp::create(b, loc,
+                             a.load(kb.inputHandle(sources[n - 1]), srcIdx));
+        b.setInsertionPointToStart(&pick.getElseRegion().front());
+        scf::YieldOp::create(b, loc, pickFrom(n - 1));
+        b.setInsertionPointAfter(pick);
+        return pick.getResult(0);
+      };
+      return pickFrom(chain.size());
     });
   }
   DispatchOp dispatch = kb.end();

@@ -49,8 +49,18 @@ LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
 void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter);
 
 /// CopyKernels.cpp: replaces tensor.extract_slice or tensor.insert_slice
-/// (static offsets and strides) by a copy kernel.
+/// (static offsets and strides) by a copy kernel. An insert into the result
+/// of a chain of inserts that nothing else reads (insertChainOf: the form
+/// tensor.concat and im2col take) is one kernel for the whole chain.
 LogicalResult lowerSlice(Operation *op, TargetAttr target, unsigned &counter);
+
+/// The inserts that `op`'s kernel writes, first to last: `op` after the
+/// chain of inserts its destination is, each read only by the next.
+SmallVector<tensor::InsertSliceOp> insertChainOf(tensor::InsertSliceOp op);
+
+/// Whether `op` is an insert that a later insert's kernel writes (its result
+/// is only the next insert's destination).
+bool isChainedInsert(Operation *op);
 
 /// CopyKernels.cpp: replaces a tensor.insert of a scalar by a copy kernel
 /// that replaces one element.
