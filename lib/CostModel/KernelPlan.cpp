@@ -167,6 +167,16 @@ static bool recomputable(Value v) {
   });
 }
 
+bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op) {
+  for (Value v : op.getDpsInputs())
+    if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
+      if (std::optional<GemmMatch> g = matchGemm(gemm))
+        if (std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
+            e && e->op == op)
+          return true;
+  return false;
+}
+
 std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
                                                          const GemmMatch &g) {
   Value result = op->getResult(0);

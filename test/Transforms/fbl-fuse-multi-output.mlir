@@ -131,3 +131,44 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %y, %w, %s, %sum : tensor<8x8xf32, #a>, tensor<8x8xf32, #b>, tensor<8x8xf32, #a>, tensor<8xf32, #b>
   }
 }
+
+// -----
+
+// A consumer reading two results of one producer is not fused with it (the
+// fusion goes through one operand; the other result would still come from
+// the producer's kernel). Found by the mutation fuzzer: the fused op read
+// its own result.
+// CHECK-LABEL: func.func @two_results_of_one_producer(
+// CHECK:         %[[F:.+]]:2 = linalg.generic
+// CHECK:         %[[C:.+]] = linalg.generic
+// CHECK-SAME:      ins(%{{.+}}, %[[F]]#{{[01]}}, %[[F]]#{{[01]}} :
+// CHECK:         return %[[C]]
+#l = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @two_results_of_one_producer(%m: tensor<3xf32, #l>, %v: tensor<3xf32, #l>, %p: tensor<3xf32, #l>) -> (tensor<3xf32, #l>, tensor<3xf32, #l>, tensor<3xf32, #l>) {
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<3xf32, #l>
+    %g = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%e : tensor<3xf32, #l>) {
+    ^bb0(%o: f32):
+      linalg.yield %one : f32
+    } -> tensor<3xf32, #l>
+    %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%m, %g : tensor<3xf32, #l>, tensor<3xf32, #l>) outs(%e : tensor<3xf32, #l>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %r = arith.addf %x, %y : f32
+      linalg.yield %r : f32
+    } -> tensor<3xf32, #l>
+    %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%v, %g : tensor<3xf32, #l>, tensor<3xf32, #l>) outs(%e : tensor<3xf32, #l>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %r = arith.mulf %x, %y : f32
+      linalg.yield %r : f32
+    } -> tensor<3xf32, #l>
+    %c = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel"]} ins(%p, %a, %b : tensor<3xf32, #l>, tensor<3xf32, #l>, tensor<3xf32, #l>) outs(%e : tensor<3xf32, #l>) {
+    ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+      %r = arith.addf %x, %y : f32
+      %t = arith.mulf %r, %z : f32
+      linalg.yield %t : f32
+    } -> tensor<3xf32, #l>
+    return %c, %a, %b : tensor<3xf32, #l>, tensor<3xf32, #l>, tensor<3xf32, #l>
+  }
+}

@@ -465,6 +465,46 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
+// A sum of slices inserted into zeros (how autodiff sums the gradients of a
+// convolution's overlapping window reads: col2im) is one kernel adding, per
+// element, each insert's source inside its region and zero elsewhere, plus
+// the other addends; the zero fill, the inserts and the inner add are gone.
+
+// CHECK-LABEL: func.func @insert_sum(
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<4x4xf32
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<4x4xf32
+// CHECK-SAME:    %[[D:[^:]+]]: tensor<6x6xf32
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         %[[K:.+]] = fbl.dispatch @k0_insert_sum ins(%[[D]], %[[A]], %[[B]] : {{.*}}) outs(
+// CHECK-NEXT:    ^bb0(%[[KD:arg[0-9]+]]: {{.*}}, %[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %{{arg[0-9]+}}: {{.*}}):
+// CHECK:             fbl.load_texel %[[KD]][
+// CHECK:             scf.if %{{.+}} -> (f32) {
+// CHECK:               fbl.load_texel %[[KA]][
+// CHECK:             } else {
+// CHECK:               arith.constant 0.000000e+00 : f32
+// CHECK:             arith.addf
+// CHECK:             scf.if %{{.+}} -> (f32) {
+// CHECK:               fbl.load_texel %[[KB]][
+// CHECK:             arith.addf
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]
+
+#pc = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @insert_sum(%a: tensor<4x4xf32, #pc>, %b: tensor<4x4xf32, #pc>, %d: tensor<6x6xf32, #pc>) -> tensor<6x6xf32, #pc> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<6x6xf32, #pc>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<6x6xf32, #pc>) -> tensor<6x6xf32, #pc>
+    %0 = tensor.insert_slice %a into %z[0, 0] [4, 4] [1, 1] : tensor<4x4xf32, #pc> into tensor<6x6xf32, #pc>
+    %1 = tensor.insert_slice %b into %z[2, 2] [4, 4] [1, 1] : tensor<4x4xf32, #pc> into tensor<6x6xf32, #pc>
+    %2 = linalg.add ins(%d, %0 : tensor<6x6xf32, #pc>, tensor<6x6xf32, #pc>) outs(%e : tensor<6x6xf32, #pc>) -> tensor<6x6xf32, #pc>
+    %3 = linalg.add ins(%2, %1 : tensor<6x6xf32, #pc>, tensor<6x6xf32, #pc>) outs(%e : tensor<6x6xf32, #pc>) -> tensor<6x6xf32, #pc>
+    return %3 : tensor<6x6xf32, #pc>
+  }
+}
+
+// -----
+
 // Scatter loop: the column loop indexes every access of the buffer, so its
 // 4 iterations are the work-items; each copies its column of the initial
 // buffer, then runs the row loop in place.

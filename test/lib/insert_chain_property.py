@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Property test of insert chains: random chains of tensor.insert_slice,
-each inserting into the previous one's result (the form tensor.concat and
-im2col take, which fbl-lower-to-kernels writes with one kernel), compiled
-under a random layout policy, run on the OpenCL device and compared with the
-upstream oracle (e2e_check.py).
+"""Property test of insert chains and sums of inserts: random chains of
+tensor.insert_slice, each inserting into the previous one's result (the form
+tensor.concat and im2col take), or random sums of slices inserted into zeros
+(the form col2im takes), which fbl-lower-to-kernels writes with one kernel
+each, compiled under a random layout policy, run on the OpenCL device and
+compared with the upstream oracle (e2e_check.py).
 
-Each case inserts 2 to 5 sources (parameters) of random odd shapes at random
-offsets and strides (1 to 3; regions may overlap, so a later insert must
-win) into a destination parameter of rank 2 or 3, then
+Each case places 2 to 5 sources (parameters) of random odd shapes at random
+offsets and strides (1 to 3; regions may overlap) in a destination parameter
+of rank 2 or 3: a chain inserts each into the previous result (a later insert
+wins), a sum adds dest + insert(s_i into zeros) for every i. Then
     loss = sum(result * w)       w: fixed input,
-so each source's gradient is the slice of w its region kept visible and the
-destination's is w where no insert landed.
+so each source's gradient is the slice of w its region kept visible (all of
+it, for a sum) and the destination's is w where no insert landed (all of w,
+for a sum).
 
   insert_chain_property.py --fbl-bin DIR --llvm-bin DIR [--cases N] [--seed S]
 
@@ -46,8 +49,8 @@ def random_insert(rng, dest):
     return shape, offsets, strides
 
 
-def model(dest, inserts):
-    """The step's MLIR: the chain, then sum(result * w)."""
+def model(dest, inserts, kind):
+    """The step's MLIR: the chain or sum, then sum(result * w)."""
     rank = len(dest)
     dims = ", ".join(f"d{i}" for i in range(rank))
     args = [f"%w: {tensor(dest)}", f"%dest: {tensor(dest)} {{fbl.param}}"]
@@ -55,12 +58,21 @@ def model(dest, inserts):
              for i, (s, _, _) in enumerate(inserts)]
     lines = []
     prev = "%dest"
+    if kind == "sum":
+        lines.append(f"  %e = tensor.empty() : {tensor(dest)}")
+        lines.append(f"  %zeros = linalg.fill ins(%zero : f32) outs(%e : {tensor(dest)}) -> {tensor(dest)}")
     for i, (shape, offsets, strides) in enumerate(inserts):
+        into = "%zeros" if kind == "sum" else prev
         lines.append(
-            f"  %c{i} = tensor.insert_slice %s{i} into {prev}"
+            f"  %c{i} = tensor.insert_slice %s{i} into {into}"
             f"[{', '.join(map(str, offsets))}] [{', '.join(map(str, shape))}] "
             f"[{', '.join(map(str, strides))}] : {tensor(shape)} into {tensor(dest)}")
-        prev = f"%c{i}"
+        if kind == "sum":
+            lines.append(f"  %a{i} = linalg.add ins({prev}, %c{i} : {tensor(dest)}, {tensor(dest)}) "
+                         f"outs(%e : {tensor(dest)}) -> {tensor(dest)}")
+            prev = f"%a{i}"
+        else:
+            prev = f"%c{i}"
     return f"""
 #id = affine_map<({dims}) -> ({dims})>
 #all = affine_map<({dims}) -> ()>
@@ -98,9 +110,10 @@ def main():
             inserts = [random_insert(rng, dest)
                        for _ in range(int(rng.integers(2, 6)))]
             policy = POLICIES[int(rng.integers(0, len(POLICIES)))]
+            kind = ["chain", "sum"][int(rng.integers(0, 2))]
             path = os.path.join(tmp, f"case{i}.mlir")
             with open(path, "w") as f:
-                f.write(model(dest, inserts))
+                f.write(model(dest, inserts, kind))
             step = subprocess.run(
                 [tool("fbl-opt"), path,
                  f"--fbl-training-pipeline=policy={policy} target=pocl-cpu"],
@@ -117,7 +130,7 @@ def main():
             ok &= passed
             desc = "; ".join(f"{'x'.join(map(str, s))} at {o} by {st}"
                              for s, o, st in inserts)
-            print(f"case {i}: dest {'x'.join(map(str, dest))} <- {desc}; "
+            print(f"case {i}: {kind} dest {'x'.join(map(str, dest))} <- {desc}; "
                   f"{policy}, {kernels} kernels -> {'ok' if passed else 'FAIL'}")
             if not passed:
                 print(step.stderr + run.stdout + run.stderr)

@@ -77,6 +77,9 @@ struct GemmEpilogue {
 std::optional<GemmEpilogue> matchGemmEpilogue(linalg::LinalgOp op,
                                               const GemmMatch &g);
 
+/// Whether `op` is the epilogue of the GEMM that computes one of its inputs.
+bool isGemmEpilogue(linalg::LinalgOp op);
+
 /// The kernel of GEMM `op` with `epilogue` fused: its plan, with the
 /// epilogue's inputs read as blocks at the output and its result written
 /// instead of C (KernelShape::inputs beyond A and B).

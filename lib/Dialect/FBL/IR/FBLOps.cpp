@@ -223,9 +223,9 @@ LogicalResult ReshapeViewOp::verify() {
   }
   // A scalar from (or to) unit dims has no groups, as tensor.collapse_shape
   // allows.
-  bool unitToScalar = groups.empty() && small.getRank() == 0 &&
-                      llvm::all_of(large.getShape(),
-                                   [](int64_t d) { return d == 1; });
+  bool unitToScalar =
+      groups.empty() && small.getRank() == 0 &&
+      llvm::all_of(large.getShape(), [](int64_t d) { return d == 1; });
   if (next != large.getRank() && !unitToScalar)
     return emitOpError("reassociation covers ")
            << next << " of the " << large.getRank() << " dims";

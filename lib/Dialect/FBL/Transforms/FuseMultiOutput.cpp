@@ -28,18 +28,6 @@ namespace mlir::fbl {
 using namespace mlir;
 using namespace mlir::fbl;
 
-/// Whether a GEMM's kernel computes `op` as its epilogue: fusing it here
-/// would cost that fusion.
-static bool isGemmEpilogue(linalg::GenericOp op) {
-  for (Value v : op.getDpsInputs())
-    if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
-      if (std::optional<GemmMatch> g = matchGemm(gemm))
-        if (std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
-            e && e->op == op)
-          return true;
-  return false;
-}
-
 /// An elementwise op the generic kernel writes several outputs of: parallel
 /// loops, inits it does not read, results of one laid-out type.
 static bool isElementwise(linalg::GenericOp op) {
@@ -68,7 +56,14 @@ static bool shouldFuse(OpOperand &operand) {
   if (!consumer.getMatchingIndexingMap(&operand).isIdentity() ||
       !linalg::areElementwiseOpsFusable(&operand))
     return false;
+  // A GEMM kernel computing either as its epilogue saves more.
   if (isGemmEpilogue(consumer) || isGemmEpilogue(producer))
+    return false;
+  // Fusion goes through one operand: a consumer reading a second result of
+  // the producer would keep reading it from the producer's kernel.
+  if (llvm::count_if(consumer->getOperands(), [&](Value v) {
+        return v.getDefiningOp() == producer.getOperation();
+      }) != 1)
     return false;
   // The fused op replaces the producer where the consumer is: every other
   // reader must come after it.
@@ -95,7 +90,8 @@ static Operation *fuseOneProducer(RewriterBase &rewriter,
       continue;
     for (auto [original, replacement] : fused->replacements)
       rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
-        return use.getOwner() != consumer.getOperation();
+        return use.getOwner() != consumer.getOperation() &&
+               use.getOwner() != fused->fusedOp;
       });
     rewriter.eraseOp(consumer);
     if (producer->use_empty())

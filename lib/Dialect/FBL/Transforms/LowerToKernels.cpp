@@ -13,7 +13,8 @@
 //  - other linalg ops: the generic per-texel kernel (ElementwiseKernels.cpp);
 //  - fbl.relayout, slices, tensor.insert and constant tensors: copy kernels
 //    (CopyKernels.cpp); a chain of inserts each read only by the next (a
-//    concat, im2col) is one kernel;
+//    concat, im2col) is one kernel, and so is a sum of inserts into zeros
+//    (col2im: the gradient of a convolution's window reads);
 //  - scf.for scatter loops over buffers: in-place kernels
 //    (ScatterKernels.cpp).
 // Scalars the kernels use (constants, bias corrections computed from a step
@@ -57,7 +58,11 @@ using namespace mlir::fbl::kernels;
 /// Lowers `op`, a top-level op of a laid-out function, with its family's
 /// lowering.
 static LogicalResult lowerOp(Operation *op, TargetAttr target,
-                             unsigned &counter) {
+                             unsigned &counter, const InsertSum *sum) {
+  if (sum) {
+    lowerInsertSum(op, *sum, target, counter);
+    return success();
+  }
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     FailureOr<DispatchOp> gemm = lowerContraction(linalgOp, target, counter);
     if (failed(gemm))
@@ -349,9 +354,14 @@ struct LowerToKernelsPass
       // GEMMs whose kernels compute their consumer too, and those consumers.
       llvm::DenseMap<Operation *, Operation *> epilogues;
       llvm::DenseSet<Operation *> fused;
+      // Sums of inserts, matched before lowering changes their zero fills.
+      llvm::DenseMap<Operation *, InsertSum> sums;
+      for (Operation &op : func.getBody().front())
+        if (std::optional<InsertSum> sum = matchInsertSum(&op))
+          sums[&op] = std::move(*sum);
       for (Operation &op : func.getBody().front()) {
         if (isAbsorbedFill(&op) || fused.contains(&op) ||
-            isChainedInsert(&op))
+            isChainedInsert(&op) || isInsertSumMember(&op))
           continue; // Kernels of other ops compute them.
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
@@ -371,12 +381,14 @@ struct LowerToKernelsPass
       Block &body = func.getBody().front();
       for (Operation *op : work) {
         LoweredUnit unit{op, epilogues.lookup(op)};
-        // An insert chain's kernel reads the sources of the whole chain, not
-        // only the last insert's operands: it is lowered, never copied.
+        // The kernels of an insert chain and of a sum of inserts read the
+        // sources of the whole chain or sum, not only the last op's
+        // operands: they are lowered, never copied.
         auto insert = dyn_cast<tensor::InsertSliceOp>(op);
-        bool chain = insert && insertChainOf(insert).size() > 1;
-        if (Operation *original = repeated.original(op);
-            original && !chain)
+        auto sum = sums.find(op);
+        bool chain =
+            (insert && insertChainOf(insert).size() > 1) || sum != sums.end();
+        if (Operation *original = repeated.original(op); original && !chain)
           if (repeated.copy(unit, original, counter))
             continue;
         SmallVector<Value> operands = unit.operands();
@@ -390,7 +402,8 @@ struct LowerToKernelsPass
         Operation *next = op->getNextNode();
         if (next == unit.epilogue)
           next = next->getNextNode();
-        if (failed(lowerOp(op, targetAttr, counter)))
+        if (failed(lowerOp(op, targetAttr, counter,
+                           sum != sums.end() ? &sum->second : nullptr)))
           return signalPassFailure();
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))
           dispatch->setAttr(FBLDialect::getEstimateAttrName(),

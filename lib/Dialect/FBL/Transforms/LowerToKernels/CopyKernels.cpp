@@ -14,7 +14,9 @@
 
 #include "fbl/CostModel/KernelPlan.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -121,13 +123,56 @@ bool kernels::isChainedInsert(Operation *op) {
 SmallVector<tensor::InsertSliceOp>
 kernels::insertChainOf(tensor::InsertSliceOp op) {
   SmallVector<tensor::InsertSliceOp> chain = {op};
-  while (auto prev = chain.back().getDest().getDefiningOp<tensor::InsertSliceOp>()) {
+  while (auto prev =
+             chain.back().getDest().getDefiningOp<tensor::InsertSliceOp>()) {
     if (!isChainedInsert(prev))
       break;
     chain.push_back(prev);
   }
   std::reverse(chain.begin(), chain.end());
   return chain;
+}
+
+/// The element at `idx` of `insert`'s result, where `source` is the kernel
+/// argument of its source: the source's element inside the inserted region
+/// (offset <= i < offset + size * stride, (i - offset) % stride == 0),
+/// `outside()` elsewhere.
+static Value insertedElement(KernelBuilder &kb, tensor::InsertSliceOp insert,
+                             Value source, ValueRange idx,
+                             function_ref<Value()> outside) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Addressing a{b, loc};
+  ArrayRef<int64_t> offsets = insert.getStaticOffsets();
+  ArrayRef<int64_t> sizes = insert.getStaticSizes();
+  ArrayRef<int64_t> strides = insert.getStaticStrides();
+  llvm::SmallBitVector dropped = insert.getDroppedDims();
+  Value inside;
+  SmallVector<Value> srcIdx;
+  for (unsigned d = 0; d < offsets.size(); ++d) {
+    Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
+    Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, idx[d],
+                                     a.c(offsets[d]));
+    Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
+                                     a.c(offsets[d] + sizes[d] * strides[d]));
+    Value zero = a.c(0);
+    Value phase = arith::RemSIOp::create(b, loc, rel, a.c(strides[d]));
+    Value onStride =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, phase, zero);
+    inside = a.andi(
+        inside, arith::AndIOp::create(
+                    b, loc, ge, arith::AndIOp::create(b, loc, lt, onStride)));
+    if (!dropped.test(d))
+      srcIdx.push_back(arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
+  }
+  Type elem = insert.getType().getElementType();
+  auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
+  b.setInsertionPointToStart(&pick.getThenRegion().front());
+  scf::YieldOp::create(b, loc, a.load(source, srcIdx));
+  b.setInsertionPointToStart(&pick.getElseRegion().front());
+  scf::YieldOp::create(b, loc, outside());
+  b.setInsertionPointAfter(pick);
+  return pick.getResult(0);
 }
 
 /// Lowers tensor.extract_slice and tensor.insert_slice (static offsets,
@@ -201,42 +246,8 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
           return dest ? a.load(kb.inputHandle(*dest), idx)
                       : arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
                             .getResult();
-        tensor::InsertSliceOp insert = chain[n - 1];
-        ArrayRef<int64_t> offsets = insert.getStaticOffsets();
-        ArrayRef<int64_t> sizes = insert.getStaticSizes();
-        ArrayRef<int64_t> strides = insert.getStaticStrides();
-        llvm::SmallBitVector dropped = insert.getDroppedDims();
-        // Inside the inserted region when offset <= i < offset + size*stride
-        // and (i - offset) % stride == 0.
-        Value inside;
-        SmallVector<Value> srcIdx;
-        for (unsigned d = 0; d < offsets.size(); ++d) {
-          Value rel = arith::SubIOp::create(b, loc, idx[d], a.c(offsets[d]));
-          Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                           idx[d], a.c(offsets[d]));
-          Value lt =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[d],
-                                    a.c(offsets[d] + sizes[d] * strides[d]));
-          Value zero = a.c(0);
-          Value phase = arith::RemSIOp::create(b, loc, rel, a.c(strides[d]));
-          Value onStride = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq, phase, zero);
-          inside = a.andi(inside, arith::AndIOp::create(
-                                      b, loc, ge,
-                                      arith::AndIOp::create(b, loc, lt,
-                                                            onStride)));
-          if (!dropped.test(d))
-            srcIdx.push_back(
-                arith::DivSIOp::create(b, loc, rel, a.c(strides[d])));
-        }
-        auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
-        b.setInsertionPointToStart(&pick.getThenRegion().front());
-        scf::YieldOp::create(b, loc,
-                             a.load(kb.inputHandle(sources[n - 1]), srcIdx));
-        b.setInsertionPointToStart(&pick.getElseRegion().front());
-        scf::YieldOp::create(b, loc, pickFrom(n - 1));
-        b.setInsertionPointAfter(pick);
-        return pick.getResult(0);
+        return insertedElement(kb, chain[n - 1], kb.inputHandle(sources[n - 1]),
+                               idx, [&] { return pickFrom(n - 1); });
       };
       return pickFrom(chain.size());
     });
@@ -245,6 +256,152 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
   op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
   op->erase();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sums of inserts
+//===----------------------------------------------------------------------===//
+
+/// An elementwise add of two tensors of the result's shape (linalg.add, or a
+/// generic whose body adds its two inputs) that does not read its init.
+static bool isTensorAdd(Operation *op) {
+  auto l = dyn_cast<linalg::LinalgOp>(op);
+  if (!l || op->getNumResults() != 1 || l.getNumDpsInputs() != 2 ||
+      l.getNumDpsInits() != 1 || l.getNumReductionLoops() != 0 ||
+      isGemmEpilogue(l))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  OpOperand *init = l.getDpsInitOperand(0);
+  if (!type || l.payloadUsesValueFromOperand(init) ||
+      !l.getMatchingIndexingMap(init).isIdentity())
+    return false;
+  for (OpOperand *in : l.getDpsInputOperands()) {
+    auto t = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!t || t.getShape() != type.getShape() ||
+        t.getElementType() != type.getElementType() ||
+        !l.getMatchingIndexingMap(in).isIdentity())
+      return false;
+  }
+  Block &body = *l.getBlock();
+  auto add = dyn_cast<arith::AddFOp>(&body.front());
+  return add && body.getOperations().size() == 2 &&
+         body.getTerminator()->getOperand(0) == add.getResult() &&
+         llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(add->getOperands(), body.getArgument(1));
+}
+
+/// An add read only by another add of the same block (so that one's sum
+/// computes it).
+static Operation *addUser(Operation *add) {
+  if (!isTensorAdd(add) || !add->hasOneUse())
+    return nullptr;
+  Operation *user = *add->user_begin();
+  return isTensorAdd(user) && user->getBlock() == add->getBlock() ? user
+                                                                  : nullptr;
+}
+
+/// An insert of static placement into zeros (a zero fill or constant), read
+/// only once.
+static tensor::InsertSliceOp zeroDestInsert(Value v) {
+  auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
+  if (!insert || !insert->hasOneUse() ||
+      llvm::any_of(insert.getMixedOffsets(),
+                   [](OpFoldResult s) { return isa<Value>(s); }) ||
+      llvm::any_of(insert.getStaticStrides(), [](int64_t s) { return s < 1; }))
+    return {};
+  Value dest = insert.getDest();
+  if (auto fill = dest.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+               ? insert
+               : tensor::InsertSliceOp();
+  Attribute value;
+  if (matchPattern(dest, m_Constant(&value)))
+    if (auto dense = dyn_cast<DenseFPElementsAttr>(value);
+        dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero())
+      return insert;
+  return {};
+}
+
+std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
+  if (!isTensorAdd(root) || addUser(root))
+    return std::nullopt;
+  InsertSum sum;
+  std::function<void(Operation *)> collect = [&](Operation *add) {
+    for (Value v : cast<linalg::LinalgOp>(add).getDpsInputs()) {
+      Operation *def = v.getDefiningOp();
+      if (def && addUser(def) == add) {
+        collect(def);
+        continue;
+      }
+      sum.leaves.push_back(v);
+      sum.inserts.push_back(zeroDestInsert(v));
+    }
+  };
+  collect(root);
+  if (llvm::none_of(sum.inserts,
+                    [](tensor::InsertSliceOp i) { return bool(i); }))
+    return std::nullopt;
+  return sum;
+}
+
+bool kernels::isInsertSumMember(Operation *op) {
+  // The root of the sum `op` may belong to.
+  auto rootOf = [](Operation *add) {
+    while (Operation *user = addUser(add))
+      add = user;
+    return add;
+  };
+  if (isTensorAdd(op))
+    return addUser(op) && matchInsertSum(rootOf(op));
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    if (!zeroDestInsert(insert.getResult()))
+      return false;
+    Operation *user = *insert->user_begin();
+    return isTensorAdd(user) && matchInsertSum(rootOf(user)).has_value();
+  }
+  if (isa<linalg::FillOp>(op))
+    return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *u) {
+      auto insert = dyn_cast<tensor::InsertSliceOp>(u);
+      return insert && insert.getSource() != insert.getDest() &&
+             isInsertSumMember(insert);
+    });
+  return false;
+}
+
+void kernels::lowerInsertSum(Operation *root, const InsertSum &sum,
+                             TargetAttr target, unsigned &counter) {
+  OpBuilder b(root);
+  Location loc = root->getLoc();
+  KernelBuilder kb(b, loc, target);
+  SmallVector<unsigned> handles;
+  for (auto [leaf, insert] : llvm::zip(sum.leaves, sum.inserts))
+    handles.push_back(
+        kb.addInput(insert ? tensor::InsertSliceOp(insert).getSource() : leaf));
+  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  Type elem = resultType.getElementType();
+  kb.begin(("k" + Twine(counter++) + "_insert_sum").str(), resultType,
+           gridFor(resultType));
+  kb.forEachOutputElement([&](ValueRange idx) -> Value {
+    Addressing a{b, loc};
+    Value total;
+    for (auto [constInsert, handle] : llvm::zip(sum.inserts, handles)) {
+      tensor::InsertSliceOp insert = constInsert;
+      Value term =
+          insert ? insertedElement(kb, insert, kb.inputHandle(handle), idx,
+                                   [&] {
+                                     return arith::ConstantOp::create(
+                                                b, loc, b.getZeroAttr(elem))
+                                         .getResult();
+                                   })
+                 : a.load(kb.inputHandle(handle), idx);
+      total =
+          total ? arith::AddFOp::create(b, loc, total, term).getResult() : term;
+    }
+    return total;
+  });
+  DispatchOp dispatch = kb.end();
+  root->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+  root->erase();
 }
 
 /// Lowers a top-level tensor.insert of a scalar into a copy kernel that

@@ -62,6 +62,32 @@ SmallVector<tensor::InsertSliceOp> insertChainOf(tensor::InsertSliceOp op);
 /// is only the next insert's destination).
 bool isChainedInsert(Operation *op);
 
+/// A sum of inserts: an elementwise add of two tensors, its operands added
+/// by other adds read only by it, down to leaves of which at least one
+/// inserts a slice into zeros (how autodiff sums the gradients of
+/// overlapping slices: col2im of a convolution's window reads).
+struct InsertSum {
+  /// The tensors added, in order.
+  SmallVector<Value> leaves;
+  /// Per leaf, the insert into zeros it is (null: any other tensor).
+  SmallVector<tensor::InsertSliceOp> inserts;
+};
+
+/// CopyKernels.cpp: the sum of inserts rooted at `root`, if it is one. Ask
+/// before lowering anything: the zeros are recognized by their fill.
+std::optional<InsertSum> matchInsertSum(Operation *root);
+
+/// Whether a sum of inserts' kernel computes `op` (an inner add, an insert
+/// into zeros it adds, or a zero fill only those inserts read): its own
+/// lowering is skipped. Ask before lowering anything.
+bool isInsertSumMember(Operation *op);
+
+/// CopyKernels.cpp: replaces the sum of inserts rooted at `root` by one
+/// kernel adding, per element, each leaf's value (an insert's source inside
+/// its region, zero elsewhere).
+void lowerInsertSum(Operation *root, const InsertSum &sum, TargetAttr target,
+                    unsigned &counter);
+
 /// CopyKernels.cpp: replaces a tensor.insert of a scalar by a copy kernel
 /// that replaces one element.
 LogicalResult lowerInsert(tensor::InsertOp op, TargetAttr target,
