@@ -327,14 +327,14 @@ std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
     return std::nullopt;
   InsertSum sum;
   std::function<void(Operation *)> collect = [&](Operation *add) {
-    for (Value v : cast<linalg::LinalgOp>(add).getDpsInputs()) {
-      Operation *def = v.getDefiningOp();
+    for (OpOperand *in : cast<linalg::LinalgOp>(add).getDpsInputOperands()) {
+      Operation *def = in->get().getDefiningOp();
       if (def && addUser(def) == add) {
         collect(def);
         continue;
       }
-      sum.leaves.push_back(v);
-      sum.inserts.push_back(zeroDestInsert(v));
+      sum.leaves.push_back(in);
+      sum.inserts.push_back(zeroDestInsert(in->get()));
     }
   };
   collect(root);
@@ -375,8 +375,8 @@ void kernels::lowerInsertSum(Operation *root, const InsertSum &sum,
   KernelBuilder kb(b, loc, target);
   SmallVector<unsigned> handles;
   for (auto [leaf, insert] : llvm::zip(sum.leaves, sum.inserts))
-    handles.push_back(
-        kb.addInput(insert ? tensor::InsertSliceOp(insert).getSource() : leaf));
+    handles.push_back(kb.addInput(
+        insert ? tensor::InsertSliceOp(insert).getSource() : leaf->get()));
   auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
   Type elem = resultType.getElementType();
   kb.begin(("k" + Twine(counter++) + "_insert_sum").str(), resultType,

@@ -67,8 +67,10 @@ bool isChainedInsert(Operation *op);
 /// inserts a slice into zeros (how autodiff sums the gradients of
 /// overlapping slices: col2im of a convolution's window reads).
 struct InsertSum {
-  /// The tensors added, in order.
-  SmallVector<Value> leaves;
+  /// The tensors added, in order, as the operands of the sum's adds that
+  /// read them (lowering other ops replaces the values; the adds stay until
+  /// the sum's kernel replaces them).
+  SmallVector<OpOperand *> leaves;
   /// Per leaf, the insert into zeros it is (null: any other tensor).
   SmallVector<tensor::InsertSliceOp> inserts;
 };
