@@ -167,6 +167,19 @@ static bool recomputable(Value v) {
   });
 }
 
+bool mlir::fbl::writesResultsTogether(linalg::LinalgOp op) {
+  Operation *o = op;
+  if (o->getNumResults() == 0 || op.getNumReductionLoops() != 0)
+    return false;
+  Type type = o->getResult(0).getType();
+  AffineMap map = op.getIndexingMapMatchingResult(o->getResult(0));
+  return llvm::all_of(o->getResultTypes(), [&](Type t) { return t == type; }) &&
+         llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+           return !op.payloadUsesValueFromOperand(&init) &&
+                  op.getMatchingIndexingMap(&init) == map;
+         });
+}
+
 bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op) {
   for (Value v : op.getDpsInputs())
     if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
@@ -345,12 +358,7 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType || !resultLayout)
     return std::nullopt;
-  // Several results: one kernel writes them all at the same places (the
-  // generic kernel's condition, ElementwiseKernels.cpp).
-  if (op->getNumResults() > 1 &&
-      (linalgOp.getNumReductionLoops() != 0 ||
-       llvm::any_of(op->getResultTypes(),
-                    [&](Type t) { return t != resultType; })))
+  if (op->getNumResults() > 1 && !writesResultsTogether(linalgOp))
     return std::nullopt;
   fl::Layout out = layoutOf(resultType, resultLayout);
   fc::KernelShape k;

@@ -142,6 +142,19 @@ def run_bundle(fbl_run, bundle, inputs, tmp, device=""):
     return run_out.splitlines()[0], results
 
 
+def check_in_subprocess(model, fbl_bin, llvm_bin, *options):
+    """Runs this check on `model` in a process of its own, with fbl's tools
+    from `fbl_bin` and `options` (e.g. "--policy", P); returns whether it
+    passed, and what it printed."""
+    tool = lambda name: os.path.join(fbl_bin, name)
+    run = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), model, *options,
+         "--fbl-opt", tool("fbl-opt"), "--fbl-translate", tool("fbl-translate"),
+         "--fbl-run", tool("fbl-run"), "--llvm-bin", llvm_bin],
+        capture_output=True, text=True)
+    return "E2E PASS" in run.stdout, run.stdout + run.stderr
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")

@@ -28,7 +28,8 @@ import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_check  # noqa: E402
 POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
 
 
@@ -119,21 +120,17 @@ def main():
                  f"--fbl-training-pipeline=policy={policy} target=pocl-cpu"],
                 capture_output=True, text=True)
             kernels = step.stdout.count("fbl.dispatch @")
-            run = subprocess.run(
-                [sys.executable, os.path.join(HERE, "e2e_check.py"), path,
-                 "--policy", policy, "--seed", str(args.seed * 100 + i),
-                 "--fbl-opt", tool("fbl-opt"),
-                 "--fbl-translate", tool("fbl-translate"),
-                 "--fbl-run", tool("fbl-run"), "--llvm-bin", args.llvm_bin],
-                capture_output=True, text=True)
-            passed = step.returncode == 0 and "E2E PASS" in run.stdout
+            checked, report = e2e_check.check_in_subprocess(
+                path, args.fbl_bin, args.llvm_bin, "--policy", policy,
+                "--seed", str(args.seed * 100 + i))
+            passed = step.returncode == 0 and checked
             ok &= passed
             desc = "; ".join(f"{'x'.join(map(str, s))} at {o} by {st}"
                              for s, o, st in inserts)
             print(f"case {i}: {kind} dest {'x'.join(map(str, dest))} <- {desc}; "
                   f"{policy}, {kernels} kernels -> {'ok' if passed else 'FAIL'}")
             if not passed:
-                print(step.stderr + run.stdout + run.stderr)
+                print(step.stderr + report)
     print("INSERT CHAIN PROPERTY PASS" if ok else "INSERT CHAIN PROPERTY FAIL")
     sys.exit(0 if ok else 1)
 

@@ -31,7 +31,8 @@ import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_check  # noqa: E402
 H200_ON_POCL = ('#fbl.target<"nvidia-h200", max_image_width = 8192, '
                 'max_image_height = 8192>')
 TARGETS = [H200_ON_POCL, "pocl-cpu"]
@@ -125,23 +126,18 @@ def main():
                 rf"fbl\.reshape_view .*: tensor<{t}x[^>]*>> -> "
                 r"tensor<(\d+)x(\d+)x", step.stdout)
                 if int(c) * int(l) == t})
-            run = subprocess.run(
-                [sys.executable, os.path.join(HERE, "e2e_check.py"), path,
-                 "--policy", policy, "--target", target, "--atol-of-max",
-                 "--seed", str(args.seed * 100 + i),
-                 "--fbl-opt", tool("fbl-opt"),
-                 "--fbl-translate", tool("fbl-translate"),
-                 "--fbl-run", tool("fbl-run"), "--llvm-bin", args.llvm_bin],
-                capture_output=True, text=True)
-            passed = step.returncode == 0 and "E2E PASS" in run.stdout
+            checked, report = e2e_check.check_in_subprocess(
+                path, args.fbl_bin, args.llvm_bin, "--policy", policy,
+                "--target", target, "--atol-of-max",
+                "--seed", str(args.seed * 100 + i))
+            passed = step.returncode == 0 and checked
             ok &= passed
             name = "h200" if target == H200_ON_POCL else target
             print(f"case {i}: T={t} K={k} R={r} N={n} {name} {policy}: "
                   f"T in chunks {', '.join(chunks) or 'none'}"
                   f" -> {'ok' if passed else 'FAIL'}")
             if not passed:
-                print(step.stderr[-2000:] + run.stdout[-3000:] +
-                      run.stderr[-2000:])
+                print(step.stderr[-2000:] + report[-5000:])
     print("SPLIT PROPERTY PASS" if ok else "SPLIT PROPERTY FAIL")
     return 0 if ok else 1
 

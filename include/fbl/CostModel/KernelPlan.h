@@ -80,6 +80,13 @@ std::optional<GemmEpilogue> matchGemmEpilogue(linalg::LinalgOp op,
 /// Whether `op` is the epilogue of the GEMM that computes one of its inputs.
 bool isGemmEpilogue(linalg::LinalgOp op);
 
+/// Whether one per-texel kernel writes all of `op`'s results, each texel to
+/// every output at the same place: parallel loops, results of one type,
+/// inits the body does not read, each written through the first's map.
+/// The generic kernel's condition for several results
+/// (fbl-fuse-multi-output makes such ops).
+bool writesResultsTogether(linalg::LinalgOp op);
+
 /// The kernel of GEMM `op` with `epilogue` fused: its plan, with the
 /// epilogue's inputs read as blocks at the output and its result written
 /// instead of C (KernelShape::inputs beyond A and B).

@@ -28,19 +28,15 @@ namespace mlir::fbl {
 using namespace mlir;
 using namespace mlir::fbl;
 
-/// An elementwise op the generic kernel writes several outputs of: parallel
-/// loops, inits it does not read, results of one laid-out type.
+/// An elementwise op the generic kernel writes several outputs of
+/// (writesResultsTogether), over its results' whole iteration space, with a
+/// layout.
 static bool isElementwise(linalg::GenericOp op) {
-  if (op.getNumReductionLoops() != 0 || op.getNumResults() == 0)
+  if (!writesResultsTogether(op) ||
+      !op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity())
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getEncoding())
-    return false;
-  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-    return !op.payloadUsesValueFromOperand(&init) &&
-           op.getMatchingIndexingMap(&init).isIdentity() &&
-           init.get().getType() == type;
-  });
+  return type && type.getEncoding();
 }
 
 /// Whether `operand`'s producer may be fused into its owner, keeping the

@@ -351,17 +351,29 @@ struct LowerToKernelsPass
       recordInputRanges(func);
       splitAbsorbedFillUses(func.getBody().front());
       SmallVector<Operation *> work;
-      // GEMMs whose kernels compute their consumer too, and those consumers.
+      // GEMMs whose kernels compute their consumer too; the ops kernels of
+      // others compute (those consumers, the members of sums of inserts).
       llvm::DenseMap<Operation *, Operation *> epilogues;
       llvm::DenseSet<Operation *> fused;
-      // Sums of inserts, matched before lowering changes their zero fills.
+      // Sums of inserts, matched before lowering changes their zero fills;
+      // their kernels compute their inner adds, their inserts and the zero
+      // fills only those inserts read.
       llvm::DenseMap<Operation *, InsertSum> sums;
       for (Operation &op : func.getBody().front())
-        if (std::optional<InsertSum> sum = matchInsertSum(&op))
+        if (std::optional<InsertSum> sum = matchInsertSum(&op)) {
+          fused.insert(sum->members.begin(), sum->members.end());
           sums[&op] = std::move(*sum);
+        }
+      for (auto fill : func.getBody().front().getOps<linalg::FillOp>())
+        if (!fill->use_empty() &&
+            llvm::all_of(fill->getUses(), [&](OpOperand &use) {
+              auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+              return insert && fused.contains(insert) &&
+                     &use == &insert.getDestMutable();
+            }))
+          fused.insert(fill);
       for (Operation &op : func.getBody().front()) {
-        if (isAbsorbedFill(&op) || fused.contains(&op) ||
-            isChainedInsert(&op) || isInsertSumMember(&op))
+        if (isAbsorbedFill(&op) || fused.contains(&op) || isChainedInsert(&op))
           continue; // Kernels of other ops compute them.
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,

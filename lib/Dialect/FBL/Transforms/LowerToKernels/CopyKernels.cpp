@@ -110,9 +110,18 @@ void kernels::lowerRelayout(RelayoutOp op, TargetAttr target,
   op.erase();
 }
 
+/// Whether `insert` writes a region its kernel can test elements against:
+/// static offsets, static strides of at least 1.
+static bool hasStaticPlacement(tensor::InsertSliceOp insert) {
+  return llvm::none_of(insert.getMixedOffsets(),
+                       [](OpFoldResult s) { return isa<Value>(s); }) &&
+         llvm::none_of(insert.getStaticStrides(),
+                       [](int64_t s) { return s < 1; });
+}
+
 bool kernels::isChainedInsert(Operation *op) {
   auto insert = dyn_cast<tensor::InsertSliceOp>(op);
-  if (!insert || !insert->hasOneUse())
+  if (!insert || !insert->hasOneUse() || !hasStaticPlacement(insert))
     return false;
   auto next = dyn_cast<tensor::InsertSliceOp>(*insert->user_begin());
   return next && next.getDest() == insert.getResult() &&
@@ -218,14 +227,6 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
     // whose region holds it, else from the first one's destination.
     SmallVector<tensor::InsertSliceOp> chain =
         insertChainOf(cast<tensor::InsertSliceOp>(op));
-    for (tensor::InsertSliceOp insert : ArrayRef(chain).drop_back())
-      if (llvm::any_of(insert.getMixedOffsets(),
-                       [](OpFoldResult s) { return isa<Value>(s); }) ||
-          llvm::any_of(insert.getStaticStrides(),
-                       [](int64_t s) { return s < 1; }))
-        return insert->emitOpError("fbl-lower-to-kernels: an insert chained "
-                                   "into another needs static offsets and "
-                                   "strides of at least 1");
     SmallVector<unsigned> sources;
     for (tensor::InsertSliceOp insert : chain)
       sources.push_back(kb.addInput(insert.getSource()));
@@ -304,10 +305,7 @@ static Operation *addUser(Operation *add) {
 /// only once.
 static tensor::InsertSliceOp zeroDestInsert(Value v) {
   auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
-  if (!insert || !insert->hasOneUse() ||
-      llvm::any_of(insert.getMixedOffsets(),
-                   [](OpFoldResult s) { return isa<Value>(s); }) ||
-      llvm::any_of(insert.getStaticStrides(), [](int64_t s) { return s < 1; }))
+  if (!insert || !insert->hasOneUse() || !hasStaticPlacement(insert))
     return {};
   Value dest = insert.getDest();
   if (auto fill = dest.getDefiningOp<linalg::FillOp>())
@@ -330,11 +328,14 @@ std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
     for (OpOperand *in : cast<linalg::LinalgOp>(add).getDpsInputOperands()) {
       Operation *def = in->get().getDefiningOp();
       if (def && addUser(def) == add) {
+        sum.members.push_back(def);
         collect(def);
         continue;
       }
       sum.leaves.push_back(in);
       sum.inserts.push_back(zeroDestInsert(in->get()));
+      if (sum.inserts.back())
+        sum.members.push_back(sum.inserts.back());
     }
   };
   collect(root);
@@ -342,30 +343,6 @@ std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
                     [](tensor::InsertSliceOp i) { return bool(i); }))
     return std::nullopt;
   return sum;
-}
-
-bool kernels::isInsertSumMember(Operation *op) {
-  // The root of the sum `op` may belong to.
-  auto rootOf = [](Operation *add) {
-    while (Operation *user = addUser(add))
-      add = user;
-    return add;
-  };
-  if (isTensorAdd(op))
-    return addUser(op) && matchInsertSum(rootOf(op));
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    if (!zeroDestInsert(insert.getResult()))
-      return false;
-    Operation *user = *insert->user_begin();
-    return isTensorAdd(user) && matchInsertSum(rootOf(user)).has_value();
-  }
-  if (isa<linalg::FillOp>(op))
-    return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *u) {
-      auto insert = dyn_cast<tensor::InsertSliceOp>(u);
-      return insert && insert.getSource() != insert.getDest() &&
-             isInsertSumMember(insert);
-    });
-  return false;
 }
 
 void kernels::lowerInsertSum(Operation *root, const InsertSum &sum,

@@ -33,15 +33,7 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   // Several results (fbl-fuse-multi-output): one kernel writes all of them
   // at the same places.
   unsigned numResults = op->getNumResults();
-  if (numResults > 1 &&
-      (op.getNumReductionLoops() != 0 ||
-       llvm::any_of(op->getResultTypes(),
-                    [&](Type t) { return t != resultType; }) ||
-       llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-         return op.payloadUsesValueFromOperand(&init) ||
-                op.getMatchingIndexingMap(&init) !=
-                    op.getIndexingMapMatchingResult(op->getResult(0));
-       })))
+  if (numResults > 1 && !writesResultsTogether(op))
     return op.emitOpError("fbl-lower-to-kernels: an op with several results "
                           "needs parallel loops, one result type and map, "
                           "and inits it does not read");

@@ -161,26 +161,35 @@ DispatchOp KernelBuilder::end() {
   return dispatch;
 }
 
+void KernelBuilder::forEachBufferElement(
+    function_ref<void(ValueRange idx, Value offset)> body) {
+  auto type = cast<RankedTensorType>(outputHandle().getType());
+  Addressing a{b, loc};
+  // One work-item per element, its index unravelled row-major.
+  Value i = workItem(0);
+  auto guard = scf::IfOp::create(b, loc, a.lt(i, type.getNumElements()),
+                                 /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  SmallVector<Value> idx(type.getRank());
+  Value rest = i;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    idx[d] = a.rem(rest, type.getDimSize(d));
+    rest = a.div(rest, type.getDimSize(d));
+  }
+  Value offset = a.linear(type, idx);
+  body(idx, offset);
+  b.setInsertionPointAfter(guard);
+}
+
 void KernelBuilder::forEachOutputElement(
     function_ref<Value(ValueRange idx)> compute) {
   auto type = cast<RankedTensorType>(outputHandle().getType());
   Addressing a{b, loc};
   Type elem = type.getElementType();
   if (isa<BufferLayoutAttr>(type.getEncoding())) {
-    // One work-item per element, its index unravelled row-major.
-    Value i = workItem(0);
-    auto guard = scf::IfOp::create(b, loc, a.lt(i, type.getNumElements()),
-                                   /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    SmallVector<Value> idx(type.getRank());
-    Value rest = i;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-      idx[d] = a.rem(rest, type.getDimSize(d));
-      rest = a.div(rest, type.getDimSize(d));
-    }
-    Value offset = a.linear(type, idx);
-    StoreElementOp::create(b, loc, compute(idx), outputHandle(), offset);
-    b.setInsertionPointAfter(guard);
+    forEachBufferElement([&](ValueRange idx, Value offset) {
+      StoreElementOp::create(b, loc, compute(idx), outputHandle(), offset);
+    });
     return;
   }
   // One work-item per texel; padding channels are written as zero.
@@ -218,22 +227,12 @@ void KernelBuilder::forEachOutputTexel(
   Addressing a{b, loc};
   Type elem = type.getElementType();
   if (isa<BufferLayoutAttr>(type.getEncoding())) {
-    // One work-item per element, its index unravelled row-major.
-    Value i = workItem(0);
-    auto guard = scf::IfOp::create(b, loc, a.lt(i, type.getNumElements()),
-                                   /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    SmallVector<Value> idx(type.getRank());
-    Value rest = i;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-      idx[d] = a.rem(rest, type.getDimSize(d));
-      rest = a.div(rest, type.getDimSize(d));
-    }
-    Value offset = a.linear(type, idx);
-    SmallVector<Value> values = compute({Lane{idx, Value()}});
-    for (unsigned r = 0; r < numOuts; ++r)
-      StoreElementOp::create(b, loc, values[r], outputHandle(r), offset);
-    b.setInsertionPointAfter(guard);
+    forEachBufferElement([&](ValueRange idx, Value offset) {
+      SmallVector<Value> values =
+          compute({Lane{SmallVector<Value>(idx), Value()}});
+      for (unsigned r = 0; r < numOuts; ++r)
+        StoreElementOp::create(b, loc, values[r], outputHandle(r), offset);
+    });
     return;
   }
   fl::Layout layout = getLayoutEncoding(type).getLayout(type.getRank());

@@ -125,6 +125,12 @@ public:
   void forEachOutputTexel(
       function_ref<SmallVector<Value>(ArrayRef<Lane> lanes)> compute);
 
+  /// The per-element loop over a buffer output: one work-item per element,
+  /// `body(idx, offset)` emitted with the element's logical index and its
+  /// row-major offset (every output has the same).
+  void
+  forEachBufferElement(function_ref<void(ValueRange idx, Value offset)> body);
+
   OpBuilder &b;
   Location loc;
   TargetAttr target;

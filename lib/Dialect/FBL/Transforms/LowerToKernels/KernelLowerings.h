@@ -59,7 +59,7 @@ LogicalResult lowerSlice(Operation *op, TargetAttr target, unsigned &counter);
 SmallVector<tensor::InsertSliceOp> insertChainOf(tensor::InsertSliceOp op);
 
 /// Whether `op` is an insert that a later insert's kernel writes (its result
-/// is only the next insert's destination).
+/// is only the next insert's destination, its region static).
 bool isChainedInsert(Operation *op);
 
 /// A sum of inserts: an elementwise add of two tensors, its operands added
@@ -73,16 +73,14 @@ struct InsertSum {
   SmallVector<OpOperand *> leaves;
   /// Per leaf, the insert into zeros it is (null: any other tensor).
   SmallVector<tensor::InsertSliceOp> inserts;
+  /// What the sum's kernel computes besides its root: the inner adds and
+  /// the inserts.
+  SmallVector<Operation *> members;
 };
 
 /// CopyKernels.cpp: the sum of inserts rooted at `root`, if it is one. Ask
 /// before lowering anything: the zeros are recognized by their fill.
 std::optional<InsertSum> matchInsertSum(Operation *root);
-
-/// Whether a sum of inserts' kernel computes `op` (an inner add, an insert
-/// into zeros it adds, or a zero fill only those inserts read): its own
-/// lowering is skipped. Ask before lowering anything.
-bool isInsertSumMember(Operation *op);
 
 /// CopyKernels.cpp: replaces the sum of inserts rooted at `root` by one
 /// kernel adding, per element, each leaf's value (an insert's source inside
