@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
 
-  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K;...]
+  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K[,R];...]
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
@@ -24,10 +24,11 @@
       `gemm_tile` (the smallest shape's) and `gemm_tile_classes`, a class
       from the M x N of each larger shape whose best tile differs.
 
-Candidates come from a fixed grid (group sides 8-32 work-items, 1-4 blocks
-of 4x4 per work-item, k slices 8-32 deep); those the target's verifier
-refuses (work-group size, 32 KiB of local memory, slices that split
-evenly) are reported and skipped.
+Candidates come from a fixed grid (groups of 64-256 work-items, 4-32 a
+side along n and along m, 1-2 blocks of 4x4 per work-item, k slices 8-32
+deep); those the target's verifier refuses (work-group size, 32 KiB of
+local memory) are reported and skipped. A tile is [group_items,
+item_blocks, local_k, group_rows]; --tiles takes G,B,K for a square group.
 Only tiles that divide every shape are kept, so no run falls back to
 another tile. Runs on the device machine with the Python there (no MLIR
 needed for `run`).
@@ -47,11 +48,18 @@ LAYOUTS = ("channel_packed", "rtile")
 
 
 def candidate_tiles():
-    """[group_items, item_blocks, local_k] worth a run on a GPU: 64 or more
-    work-items, at most 256 accumulators a work-item. Whether the target can
-    take a tile is its verifier's question (asked in `stage`)."""
-    return [[g, b, k] for g in (4, 8, 16, 32) for b in (1, 2, 4)
-            for k in (8, 16, 32) if g * g >= 64 and 16 * b * b <= 256]
+    """[group_items, item_blocks, local_k, group_rows] worth a run on a GPU:
+    64 to 256 work-items (group_items along n, group_rows along m), at most
+    64 accumulators a work-item. Whether the target can take a tile is its
+    verifier's question (asked in `stage`)."""
+    return [[g, b, k, r] for g in (4, 8, 16, 32) for r in (4, 8, 16, 32)
+            for b in (1, 2) for k in (8, 16, 32) if 64 <= g * r <= 256]
+
+
+def parse_tile(text):
+    """`G,B,K` (a square group) or `G,B,K,R`."""
+    t = [int(x) for x in text.split(",")]
+    return t if len(t) == 4 else t + [t[0]]
 
 
 def lower(args, m, n, k, form, layout, tile):
@@ -63,7 +71,7 @@ def lower(args, m, n, k, form, layout, tile):
         check=True, capture_output=True, text=True).stdout
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d], "
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d], "
                     "gemm_tile_classes = []" % tuple(tile))
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
                          capture_output=True, text=True)
@@ -72,8 +80,8 @@ def lower(args, m, n, k, form, layout, tile):
             return None, out.stderr.strip().splitlines()[0]
         sys.exit(f"fbl-opt failed on {form} {layout} {m}x{n}x{k}: {out.stderr}")
     # Not the local-tiled kernel, or another tile (sizes it does not divide).
-    g = tile[0]
-    if not re.search(r"_gemm_local .*workgroup \[%d, %d, 1\]" % (g, g), out.stdout):
+    if not re.search(r"_gemm_local .*workgroup \[%d, %d, 1\]" % (tile[0], tile[3]),
+                     out.stdout):
         sys.exit(f"{form} {layout} {m}x{n}x{k}: tile {tile} was not emitted")
     return out.stdout, None
 
@@ -82,12 +90,12 @@ def stage(args):
     os.makedirs(args.dir, exist_ok=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     # Only tiles every shape divides into: no run falls back to another.
-    grid = ([[int(x) for x in t.split(",")] for t in args.tiles.split(";")]
+    grid = ([parse_tile(t) for t in args.tiles.split(";")]
             if args.tiles else candidate_tiles())
     forms = args.forms.split(",")
     layouts = args.layouts.split(",")
     tiles = [t for t in grid
-             if all(m % (4 * t[0] * t[1]) == 0 and n % (4 * t[0] * t[1]) == 0
+             if all(m % (4 * t[3] * t[1]) == 0 and n % (4 * t[0] * t[1]) == 0
                     and k % t[2] == 0 for m, n, k in shapes)]
     plan = {"target": args.target, "runs": []}
     staged = []
@@ -97,7 +105,7 @@ def stage(args):
             lowered, refused = lower(args, m, n, k, form, layout, tile)
             if refused:
                 break
-            name = "%s-%s-%dx%dx%d-t%d_%d_%d" % (form, layout, m, n, k, *tile)
+            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
             subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
                             os.path.join(args.dir, name)],
                            input=lowered, check=True, text=True)
@@ -151,7 +159,7 @@ def run(args):
     for r in results:
         by_tile.setdefault(tuple(r["tile"]), []).append(r)
     expected = len(plan["runs"]) // max(1, len({tuple(r["tile"]) for r in plan["runs"]}))
-    print("\ntile [group_items, item_blocks, local_k]: geometric mean TFLOP/s "
+    print("\ntile [group_items, item_blocks, local_k, group_rows]: geometric mean TFLOP/s "
           "(min over shape/form/layout)")
     ranked = []
     for tile, rs in by_tile.items():
@@ -164,7 +172,7 @@ def run(args):
         print(f"  {list(tile)}: {gm:.2f} (min {lo:.2f})")
     if ranked:
         best = max(ranked)
-        print("best: gemm_tile = [%d, %d, %d]" % best[1])
+        print("best: gemm_tile = [%d, %d, %d, %d]" % best[1])
 
 
 def classes(args):
@@ -192,10 +200,10 @@ def classes(args):
         if tile != current:
             fields.append([outputs, *tile])
             current = tile
-    print("gemm_tile = [%d, %d, %d]" % base)
+    print("gemm_tile = [%d, %d, %d, %d]" % tuple(base))
     if fields:
         print("gemm_tile_classes = [" +
-              ", ".join("[%d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
+              ", ".join("[%d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
 
 
 def main():

@@ -526,15 +526,6 @@ void KernelCompiler::copyLanes(Value to, Value from) {
     emit({Opcode::Copy, uint8_t(w), 0, int32_t(t + l), int32_t(f + l)});
 }
 
-/// Whether `index` is a remainder, or a sum of terms one of which is.
-static bool sumsARemainder(Value index) {
-  if (index.getDefiningOp<arith::RemUIOp>())
-    return true;
-  if (auto add = index.getDefiningOp<arith::AddIOp>())
-    return sumsARemainder(add.getLhs()) || sumsARemainder(add.getRhs());
-  return false;
-}
-
 LogicalResult KernelCompiler::emitBlock(Block &block) {
   // The block's float multiplies, counted where they run.
   int64_t multiplies = 0;
@@ -543,15 +534,6 @@ LogicalResult KernelCompiler::emitBlock(Block &block) {
       auto vec = dyn_cast<VectorType>(op.getResult(0).getType());
       multiplies += vec ? vec.getNumElements() : 1;
     }
-    // A load from a rotated local tile computes its place within a buffer
-    // (the first index picks the buffer; the place is a sum of strided
-    // indices, the rotated one a remainder): an add and a remainder,
-    // charged as the cost model charges them
-    // (fbl::cost::localGemmRotatesB).
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      if (load.getMemRefType().getMemorySpaceAsInt() == 3 &&
-          llvm::any_of(load.getIndices().drop_front(), sumsARemainder))
-        multiplies += 2;
   }
   if (multiplies > 0) {
     cs::Instruction in{Opcode::Multiplies};

@@ -289,23 +289,23 @@ private:
 
   void localGemm(const std::array<int64_t, 3> &item,
                  std::vector<Read> &reads) const {
-    // Work-groups of groupItems^2 work-items over tiles of C; itemBlocks^2
-    // blocks per work-item; localK-deep slices of A and B staged
-    // cooperatively.
+    // Work-groups of cols() x rows() work-items over tiles of C;
+    // itemBlocks^2 blocks per work-item; localK-deep slices of A and B
+    // staged cooperatively.
     const target::GemmTile &tile = k.gemmTile;
-    int64_t groupItems = tile.groupItems, itemBlocks = tile.itemBlocks,
-            tileBlocks = tile.tileBlocks();
-    int64_t lx = item[0] % groupItems, ly = item[1] % groupItems;
-    int64_t mTile = (item[1] / groupItems) * 4 * tileBlocks;
-    int64_t nTile = (item[0] / groupItems) * 4 * tileBlocks;
+    int64_t cols = tile.cols(), rows = tile.rows(),
+            itemBlocks = tile.itemBlocks;
+    int64_t lx = item[0] % cols, ly = item[1] % rows;
+    int64_t mTile = (item[1] / rows) * tile.tileM();
+    int64_t nTile = (item[0] / cols) * tile.tileN();
     std::vector<int64_t> loops = batchOrigin(item[2]);
     size_t m = static_cast<size_t>(k.mLoop), n = static_cast<size_t>(k.nLoop),
            kk = static_cast<size_t>(k.kLoop);
     unsigned init = static_cast<unsigned>(k.inputs.size());
     for (int64_t i = 0; i < itemBlocks; ++i)
       for (int64_t j = 0; j < itemBlocks; ++j) {
-        loops[m] = mTile + (ly + i * groupItems) * 4;
-        loops[n] = nTile + (lx + j * groupItems) * 4;
+        loops[m] = mTile + (ly + i * rows) * 4;
+        loops[n] = nTile + (lx + j * cols) * 4;
         // Blocks beyond a ragged edge are not stored; their init is read
         // at a cached place.
         if (loops[m] >= k.ranges[m] || loops[n] >= k.ranges[n])
@@ -316,44 +316,51 @@ private:
         for (unsigned e = 2; e < k.inputs.size(); ++e)
           block(e, k.inputs[e], k.mLoop, k.nLoop, loops, reads);
       }
-    int64_t flat = ly * groupItems + lx;
+    int64_t flat = ly * cols + lx;
     int64_t slices = std::min(tile.slicesAlong(k.ranges[kk]), d.sampledSteps);
-    const std::array<int64_t, 3> extent = {tile.kBlocks(), 4, tileBlocks};
     auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
-                     int64_t tileStart, int rowLoop, int colLoop) {
+                     int64_t tileStart, int64_t sideBlocks, int rowLoop,
+                     int colLoop) {
       if (image != only)
         return;
-      std::array<int, 3> order = localGemmStagingOrder(
-          a, tileLoop, k.kLoop, rowLoop, colLoop, k.ranges.size());
-      int packedLoop =
-          a.layout.packedDim() >= 0
-              ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
-              : colLoop;
-      int other = packedLoop == rowLoop ? colLoop : rowLoop;
+      LocalGemmStaging st =
+          localGemmStaging(a, tileLoop, k.kLoop, rowLoop, colLoop,
+                           k.ranges.size(), tile.kBlocks(), sideBlocks);
+      int other = st.packedLoop == rowLoop ? colLoop : rowLoop;
+      const std::array<int64_t, 3> &extent = st.extents;
+      int64_t units = tile.stagedUnits(sideBlocks, st.wholeBlocks);
       for (int64_t s = 0; s < slices; ++s)
-        for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
-          // The texel's (kblk, o, blk): t's digits in `order`.
-          int64_t t = flat + r * groupItems * groupItems;
+        for (int64_t r = 0; r < tile.unitsPerItem(sideBlocks, st.wholeBlocks);
+             ++r) {
+          // The unit's (kblk, o, blk): its run's block, then its digits in
+          // `order` (a read of the last unit where they do not split
+          // evenly, as the kernel).
+          int64_t u = std::min(flat + r * tile.items(), units - 1);
+          int64_t t = u / st.run;
           std::array<int64_t, 3> at3;
-          at3[order[2]] = t % extent[order[2]];
-          at3[order[1]] = (t / extent[order[2]]) % extent[order[1]];
-          at3[order[0]] = t / (extent[order[2]] * extent[order[1]]);
-          std::vector<int64_t> &at = scratch;
-          at = loops;
-          at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
-          at[kk] = tile.localK * s + 4 * at3[StageK];
-          // Texels beyond a ragged edge are read at 0 (and zeroed), as the
-          // kernel does.
-          for (size_t l : {static_cast<size_t>(tileLoop), kk})
-            if (at[l] >= k.ranges[l])
-              at[l] = 0;
-          // Texel o of that block.
-          at[static_cast<size_t>(other)] += at3[StageTexel];
-          read(image, a, at, reads);
+          at3[st.order[2]] = t % extent[st.order[2]];
+          at3[st.order[1]] = (t / extent[st.order[2]]) % extent[st.order[1]];
+          at3[st.order[0]] = t / (extent[st.order[2]] * extent[st.order[1]]);
+          at3[StageBlock] = at3[StageBlock] * st.run + u % st.run;
+          for (int64_t o = 0; o < (st.wholeBlocks ? 4 : 1); ++o) {
+            std::vector<int64_t> &at = scratch;
+            at = loops;
+            at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
+            at[kk] = tile.localK * s + 4 * at3[StageK];
+            // Texels beyond a ragged edge are read at 0 (and zeroed), as
+            // the kernel does.
+            for (size_t l : {static_cast<size_t>(tileLoop), kk})
+              if (at[l] >= k.ranges[l])
+                at[l] = 0;
+            // Texel o of that block.
+            at[static_cast<size_t>(other)] +=
+                st.wholeBlocks ? o : at3[StageTexel];
+            read(image, a, at, reads);
+          }
         }
     };
-    stage(0, k.inputs[0], k.mLoop, mTile, k.mLoop, k.kLoop);
-    stage(1, k.inputs[1], k.nLoop, nTile, k.kLoop, k.nLoop);
+    stage(0, k.inputs[0], k.mLoop, mTile, tile.tileBlocksM(), k.mLoop, k.kLoop);
+    stage(1, k.inputs[1], k.nLoop, nTile, tile.tileBlocksN(), k.kLoop, k.nLoop);
   }
 
   /// A per-texel kernel: its valid channels' logical indices (one for a
@@ -491,8 +498,7 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
     if (k.kind == KernelKind::LocalTiledGemm) {
       // Whole work-groups, the last ones ragged.
       const target::GemmTile &t = k.gemmTile;
-      return {t.tilesAlong(n) * t.groupItems, t.tilesAlong(m) * t.groupItems,
-              batch};
+      return {t.tilesAlongN(n) * t.cols(), t.tilesAlongM(m) * t.rows(), batch};
     }
     return {n / 4, m / 4, batch};
   }
@@ -525,8 +531,7 @@ struct Launch {
   Launch(const KernelShape &k, const DeviceModel &device) {
     items = gridOf(k);
     wg = k.kind == KernelKind::LocalTiledGemm
-             ? std::array<int64_t, 3>{k.gemmTile.groupItems,
-                                      k.gemmTile.groupItems, 1}
+             ? std::array<int64_t, 3>{k.gemmTile.cols(), k.gemmTile.rows(), 1}
              : workgroupFor(items, device.preferredWorkgroup);
     groups = {ceilDiv(items[0], wg[0]), ceilDiv(items[1], wg[1]), items[2]};
     totalGroups = groups[0] * groups[1] * groups[2];
@@ -583,7 +588,8 @@ std::vector<int64_t> fbl::cost::readKey(const KernelShape &k, unsigned input) {
                               k.walkLoop,
                               k.gemmTile.groupItems,
                               k.gemmTile.itemBlocks,
-                              k.gemmTile.localK};
+                              k.gemmTile.localK,
+                              k.gemmTile.rows()};
   appendKey(k.ranges, key);
   appendKey(k.reduction, key);
   // Per-texel kernels run over the output's texels; GEMMs and block
@@ -643,11 +649,22 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     // init and an epilogue's inputs: each block of the work-item once.
     const target::GemmTile &t = k.gemmTile;
     bool atOutput = init || input >= 2;
+    int64_t staged = 0;
+    if (local && !atOutput) {
+      int64_t side = input == 0 ? t.tileBlocksM() : t.tileBlocksN();
+      LocalGemmStaging st =
+          input == 0
+              ? localGemmStaging(k.inputs[0], k.mLoop, k.kLoop, k.mLoop,
+                                 k.kLoop, k.ranges.size(), t.kBlocks(), side)
+              : localGemmStaging(k.inputs[1], k.nLoop, k.kLoop, k.kLoop,
+                                 k.nLoop, k.ranges.size(), t.kBlocks(), side);
+      staged = t.unitsPerItem(side, st.wholeBlocks) * (st.wholeBlocks ? 4 : 1);
+    }
     int64_t perItem =
         atOutput
             ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
             : (local ? t.slicesAlong(k.ranges[static_cast<size_t>(k.kLoop)]) *
-                           t.stagedPerItem()
+                           staged
                      : k4 * 4);
     c.fetches = launch.items[0] * launch.items[1] * launch.items[2] * perItem;
     break;
@@ -748,15 +765,6 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
   }
   c.writes *= k.outputs;
   c.multiplies = elements * reductionIterations(k) * k.multipliesPerApplication;
-  // A local-tiled GEMM whose B tile is rotated (localGemmRotatesB) pays two
-  // integer operations per texel each work-item loads from it: an add and a
-  // remainder, at the multiply's rate.
-  if (k.kind == KernelKind::LocalTiledGemm && localGemmRotatesB(k)) {
-    const target::GemmTile &t = k.gemmTile;
-    int64_t loads = k.ranges[static_cast<size_t>(k.kLoop)] * t.itemBlocks;
-    c.multiplies +=
-        launch.items[0] * launch.items[1] * launch.items[2] * loads * 2;
-  }
   // Work-items of the grid share its accesses about evenly: the longest
   // is taken to make the average.
   int64_t items =
@@ -835,16 +843,11 @@ void fbl::cost::planReads(KernelShape &k) {
   k.output.stepsShareFetch = k.output.hoisted = false;
 }
 
-bool fbl::cost::localGemmRotatesB(const KernelShape &k) {
-  return localGemmStagingOrder(k.inputs[1], k.nLoop, k.kLoop, k.kLoop, k.nLoop,
-                               k.ranges.size()) !=
-         std::array<int, 3>{StageK, StageTexel, StageBlock};
-}
-
-std::array<int, 3> fbl::cost::localGemmStagingOrder(const TensorAccess &a,
-                                                    int tileLoop, int kLoop,
-                                                    int rowLoop, int colLoop,
-                                                    size_t numLoops) {
+LocalGemmStaging fbl::cost::localGemmStaging(const TensorAccess &a,
+                                             int tileLoop, int kLoop,
+                                             int rowLoop, int colLoop,
+                                             size_t numLoops, int64_t kBlocks,
+                                             int64_t sideBlocks) {
   int packedLoop = a.layout.packedDim() >= 0
                        ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
                        : colLoop;
@@ -880,7 +883,13 @@ std::array<int, 3> fbl::cost::localGemmStagingOrder(const TensorAccess &a,
   // Largest step first; equal steps keep (kblk, o, blk).
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return stride(x) > stride(y); });
-  return order;
+  bool whole = packedLoop != tileLoop;
+  int64_t run = !whole && sideBlocks % 8 == 0 ? 8 : 1;
+  return {order,
+          whole,
+          packedLoop,
+          run,
+          {kBlocks, whole ? 1 : 4, sideBlocks / run}};
 }
 
 KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,

@@ -57,19 +57,20 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // -----
 
 // Local-tiled GEMM (nvidia-h200 has local_tiled_gemm; gemm_tile = [8, 2,
-// 8], its tile from 1M elements of C: 64x64 tiles of C in 8-deep slices):
-// 8x8 work-groups, 2x2 blocks per work-item, no guard (the grid is exact
-// and everyone reaches the barriers). Two local buffers per operand: the
-// first slice is staged
-// before the loop; each step reads the next slice's texels (2 of A and 2
-// of B per work-item) before multiplying out of the current buffer, stores
-// them into the other and meets the others at one barrier; the last slice
-// is multiplied after the loop. A (packed along k) is staged along its
-// image rows, k fastest: its tile is [blocks][texel][k step], one texel of
-// padding after each block (16 x (4 x 2 + 1) = 144 texels a buffer), so
-// that the 4 block rows a warp reads lie 9 texels apart, on different
-// banks; B's keeps the blocks innermost (128 texels, no padding), where the
-// work-items of a warp read it.
+// 8]: 64x64 tiles of C in 8-deep slices): 8x8 work-groups, 2x2 blocks per
+// work-item, no guard around the body (the grid is exact and everyone
+// reaches the barriers). Two local buffers per operand, each k-major: a row
+// of 16 texels along the tile per k of the slice. The first slice is staged
+// before the loop; each step reads the next slice before multiplying out
+// of the current buffer, stores it into the other and meets the others at
+// one barrier; the last slice is multiplied after the loop. A and B are
+// both packed along k here, so work-items stage whole 4x4 blocks (4 texel
+// reads, transposed in registers into 4 row texels): 16 x 2 blocks a slice
+// for 64 work-items, so the second half of the group reads a block again
+// and stores nothing (scf.if). Each row's 16 blocks are permuted by an XOR
+// (arith.xori), so that neighbouring work-items' stores into different rows
+// fall on different banks. Per k, each work-item loads 2 texels of each
+// tile (32 loads a slice).
 
 // CHECK-LABEL: func.func @gemm_local(
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<64x16xf32
@@ -84,26 +85,36 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-NEXT:      fbl.local_id 1
 // CHECK-NEXT:      fbl.group_id 0
 // CHECK-NEXT:      fbl.group_id 1
-// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x144xvector<4xf32>, 3>
-// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
+// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 // CHECK-NOT:       scf.if
 // CHECK-COUNT-16:  fbl.load_texel %[[KC]][
-// CHECK-COUNT-2:   fbl.load_texel %[[KA]][
-// CHECK-COUNT-2:   fbl.load_texel %[[KB]][
-// CHECK-COUNT-2:   memref.store %{{.+}}, %[[ATILE]][
-// CHECK-COUNT-2:   memref.store %{{.+}}, %[[BTILE]][
-// CHECK:           fbl.barrier
+// CHECK:           %[[AIN:.+]] = arith.cmpi ult, %{{.+}}, %[[UNITS:.+]] : index
+// CHECK-COUNT-4:   fbl.load_texel %[[KA]][
+// CHECK:           vector.from_elements
+// CHECK:           arith.xori
+// CHECK-COUNT-3:   vector.from_elements
+// CHECK-COUNT-4:   fbl.load_texel %[[KB]][
+// CHECK:           scf.if %[[AIN]] {
+// CHECK-COUNT-4:     memref.store %{{.+}}, %[[ATILE]][
+// CHECK-NEXT:      }
+// CHECK:           scf.if
+// CHECK-COUNT-4:     memref.store %{{.+}}, %[[BTILE]][
+// CHECK-NEXT:      }
+// CHECK-NEXT:      fbl.barrier
 // CHECK:           %[[STEP:.+]] = arith.constant 8 : index
 // CHECK-NEXT:      %[[K:.+]] = arith.constant 8 : index
 // CHECK-NEXT:      %[[ZERO:.+]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[ACC:.+]]:64 = scf.for %{{.+}} = %[[ZERO]] to %[[K]] step %[[STEP]] iter_args(
-// CHECK-COUNT-2:     fbl.load_texel %[[KA]][
-// CHECK-COUNT-2:     fbl.load_texel %[[KB]][
+// CHECK-COUNT-4:     fbl.load_texel %[[KA]][
+// CHECK-COUNT-4:     fbl.load_texel %[[KB]][
 // CHECK-COUNT-32:    memref.load
 // CHECK-NOT:         fbl.load_texel
-// CHECK-COUNT-2:     memref.store %{{.+}}, %[[ATILE]][
-// CHECK-COUNT-2:     memref.store %{{.+}}, %[[BTILE]][
-// CHECK-NEXT:        fbl.barrier
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.store %{{.+}}, %[[ATILE]][
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.store %{{.+}}, %[[BTILE]][
+// CHECK:             fbl.barrier
 // CHECK-NEXT:        scf.yield
 // CHECK-NEXT:      }
 // CHECK-NOT:       fbl.barrier
@@ -139,7 +150,9 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 // CHECK:           %[[BOTH:.+]] = arith.andi %{{.+}}, %[[INK]] : i1
 // CHECK:           %[[READ:.+]] = fbl.load_texel
 // CHECK:           arith.select %[[BOTH]], %[[READ]], %{{.+}} : vector<4xf32>
-// CHECK:           %[[END:.+]] = arith.constant 32 : index
+// CHECK:           fbl.barrier
+// CHECK-NEXT:      arith.constant 8 : index
+// CHECK-NEXT:      %[[END:.+]] = arith.constant 32 : index
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %[[END]] step
 // CHECK:           scf.if %{{.+}} {
 // CHECK-COUNT-4:     fbl.store_texel
@@ -155,16 +168,21 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // -----
 
-// A packed along m (a transposed activation: TN) is staged k step by k
-// step with its blocks innermost, as B is: the block rows a warp reads are
-// neighbouring texels, so its tile takes no padding (2 x 4 x 16 = 128
-// texels a buffer). The texel (kblk, o, blk) of either tile sits at
-// (kblk * 4 + o) * 16 + blk.
+// A packed along m (a transposed activation: TN) and B along n: each of
+// their texels is a texel of a k row of the tile, so work-items stage
+// texels (2 of each a slice: 16 x 8 texels for 64 work-items, no guard),
+// in runs of 8 neighbouring blocks, and store them as read into rows of 16
+// texels, unpermuted.
 // CHECK-LABEL: func.func @gemm_local_a_by_m(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 1] workgroup [8, 8, 1]
-// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
-// CHECK-NEXT:      %[[BTILE:.+]] = memref.alloca() : memref<2x128xvector<4xf32>, 3>
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
+// CHECK-NEXT:      %[[BTILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 // CHECK-NOT:       memref.alloca
+// CHECK-NOT:       scf.if
+// CHECK-NOT:       vector.from_elements
+// CHECK-COUNT-2:   %[[T:.+]] = fbl.load_texel
+// CHECK-NOT:       vector.from_elements
+// CHECK-NOT:       arith.xori
 // CHECK:           memref.store %{{.+}}, %[[ATILE]][
 // CHECK:           scf.for
 #pc = #fbl.channel_packed<packed = 1>
@@ -183,9 +201,9 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 // [8, 2, 8] (64x64 tiles, a 128x128 C is 2x2 groups too).
 // CHECK-LABEL: func.func @gemm_classes(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x72xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x8x8xvector<4xf32>, 3>
 // CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x144xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
@@ -205,7 +223,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).
 // CHECK-LABEL: func.func @gemm_classes_batched(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 4] workgroup [8, 8, 1]
-// CHECK:           memref.alloca() : memref<2x144xvector<4xf32>, 3>
+// CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #bc = #fbl.channel_packed<packed = 2>
 #br = #fbl.channel_packed<packed = 1>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {

@@ -21,15 +21,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN_GEMM = os.path.join(HERE, "..", "..", "benchmarks", "gen_gemm.py")
-TILES = [(4, 2, 8), (8, 1, 16), (8, 2, 8), (8, 2, 16), (16, 1, 16),
-         (4, 1, 8), (16, 1, 8)]
-
-
-def valid(tile):
-    """Whether a slice's texels split evenly over the tile's work-items (the
-    target verifier's rule)."""
-    g, b, k = tile
-    return (g * b * k) % (g * g) == 0
+# [group_items (along n), item_blocks, local_k, group_rows (along m)]: square
+# and tall or wide groups, slices whose units split evenly over the
+# work-items and ones that do not (the last round guarded).
+TILES = [(4, 2, 8, 4), (8, 1, 16, 8), (8, 2, 8, 8), (8, 2, 16, 8),
+         (16, 1, 16, 16), (4, 1, 8, 4), (16, 1, 8, 16), (8, 2, 16, 16),
+         (8, 1, 8, 4), (4, 2, 8, 8), (16, 2, 8, 8), (8, 2, 4, 16)]
 
 
 def covered(rng, multiple, most):
@@ -50,10 +47,8 @@ def case(rng):
         m, n, k = (4 * int(rng.integers(1, 13)) for _ in range(3))
         return form, layout, init, (m, n, k), None
     tile = TILES[int(rng.integers(len(TILES)))]
-    while not valid(tile):
-        tile = TILES[int(rng.integers(len(TILES)))]
-    side = 4 * tile[0] * tile[1]
-    m, n = (covered(rng, side, 3) for _ in range(2))
+    m = covered(rng, 4 * tile[3] * tile[1], 3)
+    n = covered(rng, 4 * tile[0] * tile[1], 3)
     k = covered(rng, tile[2], 8)
     return form, layout, init, (m, n, k), tile
 
@@ -76,12 +71,12 @@ def main():
                 capture_output=True, text=True, check=True).stdout
             if tile:
                 ir = ir.replace("local_tiled_gemm = true",
-                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d]" % tile)
+                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d]" % tile)
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%d, %d, %d]" % tile if tile else "register")
+                "tile [%d, %d, %d, %d]" % tile if tile else "register")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")
                 failed += 1

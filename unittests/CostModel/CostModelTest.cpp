@@ -93,8 +93,16 @@ TEST(CostModelTest, LocalTiledGemmReadsEachTexelOncePerGroup) {
 TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
   // 64x64 tiles in 16-deep slices.
   target::GemmTile t{8, 2, 16};
-  EXPECT_EQ(t.tilesAlong(6304), 99);
+  EXPECT_EQ(t.tilesAlongM(6304), 99);
   EXPECT_EQ(t.slicesAlong(36), 3);
+  // 8 x 16 work-items: 128 x 64 tiles.
+  target::GemmTile tall{8, 2, 16, 16};
+  EXPECT_EQ(tall.tileM(), 128);
+  EXPECT_EQ(tall.tileN(), 64);
+  EXPECT_EQ(tall.tilesAlongM(6304), 50);
+  EXPECT_EQ(tall.tilesAlongN(768), 12);
+  EXPECT_TRUE(tall.covers(6304, 768, 768));
+  EXPECT_FALSE(tall.covers(64, 64, 16));
   // ViT's 6304 tokens: 6336 is 0.5% more.
   EXPECT_TRUE(t.covers(6304, 768, 768));
   // 60 of 64 rows and k 48 of 48: within an eighth.
@@ -118,9 +126,11 @@ TEST(CostModelTest, RaggedLocalTiledGemmsRoundTheGridToWholeGroups) {
   EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{32, 16, 1}));
   KernelCost c = kernelCost(s, bigDevice());
   // Every work-item stages its share of every slice, the ragged last one
-  // (24 slices of 8 cover 188) included: 512 items x 24 x 2 texels, of A
-  // and of B.
-  EXPECT_EQ(c.fetches, 512 * 24 * 2 * 2);
+  // (24 slices of 8 cover 188) included. B (packed along n) in texels: 2 a
+  // work-item. A (packed along k) in whole 4x4 blocks: its 16 x 2 blocks a
+  // slice leave half the 64 work-items reading a block again (4 texels)
+  // and storing nothing.
+  EXPECT_EQ(c.fetches, 512 * 24 * (4 + 2));
   // Only C's 124 x 252 elements are written.
   EXPECT_EQ(c.writes, 124 * 252 / 4);
 }

@@ -230,23 +230,39 @@ void planReads(KernelShape &k);
 
 /// How the local-tiled GEMM stages operand `a` (read as 4x4 blocks over
 /// loops `rowLoop` x `colLoop`, one side of the tile along `tileLoop`, the
-/// reduction along `kLoop`) into local memory. A slice's texels are indexed
-/// by (kblk: the 4-deep step of the slice, o: the texel of a 4x4 block, blk:
-/// the block along the tile); the result lists these 0, 1, 2 slowest first.
-/// The one whose step moves least in the image (layers, then rows, then
-/// columns) goes fastest, so that consecutive work-items read neighbouring
-/// texels of an image row and write consecutive local texels. Both the
-/// kernel and its cost trace stage in this order.
+/// reduction along `kLoop`) into local memory, where each of the slice's k
+/// is a row of texels along the tile (4 consecutive m, or n, a texel).
+///
+/// Where `a` is packed along the tile, each of its texels is such a row's
+/// texel: work-items stage texels. Otherwise (packed along k: the
+/// forward's activations, a transposed weight) a texel holds 4 k of one m,
+/// so work-items stage whole 4x4 blocks (`wholeBlocks`) and transpose them
+/// in registers. A slice's units are indexed by (kblk: the 4-deep step of
+/// the slice, o: the texel of a 4x4 block, fixed at 0 for whole blocks,
+/// blk: the block along the tile). Work-items staging texels take runs of
+/// `run` neighbouring blocks (8 where the tile side has a multiple of 8
+/// blocks): their stores then fall on consecutive texels of one local row.
+/// Whole blocks go one at a time (run 1; the kernel permutes each local
+/// row's blocks instead, which the H200 ran faster). The runs, then
+/// `order` lists (kblk, o, blk-run) 0, 1, 2 slowest first: the one whose
+/// step moves least in the image (layers, then rows, then columns) goes
+/// fastest, so that a warp reads a compact patch of the image. Both the
+/// kernel and its cost trace stage in this order: unit u is block
+/// (u / run digit) * run + u % run.
 enum GemmStagingDim { StageK = 0, StageTexel = 1, StageBlock = 2 };
-std::array<int, 3> localGemmStagingOrder(const TensorAccess &a, int tileLoop,
-                                         int kLoop, int rowLoop, int colLoop,
-                                         size_t numLoops);
-
-/// Whether the local-tiled GEMM `k` keeps B's tile rotated: B is staged in
-/// another order than blocks innermost (B packed along k: a transposed
-/// weight), so each row of its local tile is rotated by the row to keep the
-/// stores off one bank, and each load from it computes its rotated place.
-bool localGemmRotatesB(const KernelShape &k);
+struct LocalGemmStaging {
+  std::array<int, 3> order;
+  bool wholeBlocks;
+  int packedLoop;
+  int64_t run;
+  /// Extents of (kblk, o, blk-run) by dim: kBlocks, 4 (1 for whole
+  /// blocks), sideBlocks / run.
+  std::array<int64_t, 3> extents;
+};
+LocalGemmStaging localGemmStaging(const TensorAccess &a, int tileLoop,
+                                  int kLoop, int rowLoop, int colLoop,
+                                  size_t numLoops, int64_t kBlocks,
+                                  int64_t sideBlocks);
 
 /// The kernel that rewrites a tensor of `shape` from `from` to `to`: a block
 /// transpose where the packings differ and both sides tile into whole 4x4

@@ -128,33 +128,47 @@ inline double launchTimeNs(const ExecutionModel &e, const LaunchWork &w) {
 inline constexpr int64_t kMinLocalMemoryBytes = 32 * 1024;
 
 /// The work-group tile of the local-tiled GEMM kernel (`gemm_tile`):
-/// groupItems x groupItems work-items, each computing itemBlocks x itemBlocks
-/// 4x4 blocks of C, so that a group covers a tile() x tile() tile of C, and
-/// localK-deep slices of A and B staged in local memory per step.
+/// groupItems work-items along n (x) by rows() along m (y), each computing
+/// itemBlocks x itemBlocks 4x4 blocks of C, so that a group covers a
+/// tileM() x tileN() tile of C, and localK-deep slices of A and B staged in
+/// local memory per step. groupRows 0 is a square group.
 struct GemmTile {
-  int64_t groupItems = 8, itemBlocks = 2, localK = 16;
+  int64_t groupItems = 8, itemBlocks = 2, localK = 16, groupRows = 0;
 
-  constexpr int64_t tile() const { return 4 * groupItems * itemBlocks; }
-  /// 4x4 blocks of C along one side of the tile.
-  constexpr int64_t tileBlocks() const { return groupItems * itemBlocks; }
+  constexpr int64_t rows() const { return groupRows ? groupRows : groupItems; }
+  constexpr int64_t cols() const { return groupItems; }
+  /// 4x4 blocks of C along the tile's m and n sides.
+  constexpr int64_t tileBlocksM() const { return rows() * itemBlocks; }
+  constexpr int64_t tileBlocksN() const { return cols() * itemBlocks; }
+  constexpr int64_t tileM() const { return 4 * tileBlocksM(); }
+  constexpr int64_t tileN() const { return 4 * tileBlocksN(); }
   /// 4-deep steps of k per staged slice.
   constexpr int64_t kBlocks() const { return localK / 4; }
-  constexpr int64_t items() const { return groupItems * groupItems; }
+  constexpr int64_t items() const { return rows() * cols(); }
   /// Bytes of local memory the A and B tiles take (RGBA32F): two slices
   /// each, one multiplied while the next is staged.
   constexpr int64_t localBytes() const {
-    return 2 * 2 * tileBlocks() * localK * 16;
+    return 2 * (tileBlocksM() + tileBlocksN()) * localK * 16;
   }
-  /// Texels of one operand each work-item stages per slice.
-  constexpr int64_t stagedPerItem() const {
-    return tileBlocks() * kBlocks() * 4 / items();
+  /// Staging units of one slice of an operand whose tile side has
+  /// `sideBlocks` blocks (texels, or 4x4 blocks where `blocks`), and how
+  /// many each work-item takes (the last ones guarded where they do not
+  /// split evenly).
+  constexpr int64_t stagedUnits(int64_t sideBlocks, bool blocks) const {
+    return sideBlocks * kBlocks() * (blocks ? 1 : 4);
   }
-  /// Work-group tiles along a side of C of `range` elements, and staged
+  constexpr int64_t unitsPerItem(int64_t sideBlocks, bool blocks) const {
+    return (stagedUnits(sideBlocks, blocks) + items() - 1) / items();
+  }
+  /// Work-group tiles along C's m or n side of `range` elements, and staged
   /// slices along a k of `range`: the last ones ragged where the range does
   /// not divide (the kernel zeroes what lies beyond it and stores nothing
   /// there).
-  constexpr int64_t tilesAlong(int64_t range) const {
-    return (range + tile() - 1) / tile();
+  constexpr int64_t tilesAlongM(int64_t range) const {
+    return (range + tileM() - 1) / tileM();
+  }
+  constexpr int64_t tilesAlongN(int64_t range) const {
+    return (range + tileN() - 1) / tileN();
   }
   constexpr int64_t slicesAlong(int64_t range) const {
     return (range + localK - 1) / localK;
@@ -166,26 +180,22 @@ struct GemmTile {
     auto close = [](int64_t range, int64_t covered) {
       return range > 0 && (covered - range) * 8 <= range;
     };
-    return close(m, tilesAlong(m) * tile()) &&
-           close(n, tilesAlong(n) * tile()) &&
+    return close(m, tilesAlongM(m) * tileM()) &&
+           close(n, tilesAlongN(n) * tileN()) &&
            close(k, slicesAlong(k) * localK);
   }
-  /// Why the tile cannot be emitted, or null: the texels of a slice split
-  /// evenly over the work-items.
+  /// Why the tile cannot be emitted, or null.
   constexpr const char *invalidReason() const {
-    if (groupItems < 1 || itemBlocks < 1 || localK < 4)
-      return "gemm_tile needs positive [group_items, item_blocks, local_k] "
-             "with local_k >= 4";
+    if (groupItems < 1 || itemBlocks < 1 || localK < 4 || groupRows < 0)
+      return "gemm_tile needs positive [group_items, item_blocks, local_k"
+             "(, group_rows)] with local_k >= 4";
     if (localK % 4)
       return "gemm_tile's local_k must be a multiple of 4";
-    if ((tileBlocks() * kBlocks() * 4) % items())
-      return "gemm_tile's slices must split evenly over the work-items "
-             "(item_blocks * local_k a multiple of group_items)";
     return nullptr;
   }
   constexpr bool operator==(const GemmTile &o) const {
     return groupItems == o.groupItems && itemBlocks == o.itemBlocks &&
-           localK == o.localK;
+           localK == o.localK && rows() == o.rows();
   }
 };
 
@@ -306,14 +316,15 @@ inline const TargetDescription kPresets[] = {
      true,
      executionPreset("nvidia-h200"),
      false,
-     // benchmarks/tune_gemm.py on the H200, one shape per run, geometric
-     // means over NN/NT/TN and both layouts (docs/benchmarks.md, "GEMM
-     // tiles by shape class"): [8, 1, 16] below 1M elements of C (1024x768:
-     // 21.6 TFLOP/s against 20.7 for [8, 2, 8]); [8, 2, 8] from 1M
-     // (512x2048, 2026-12-02: 33.6 against 32.9 for [8, 2, 16]); [8, 2, 16]
-     // from 4M (2048^2: 38.2 against 36.0 for [8, 2, 8]).
+     // benchmarks/tune_gemm.py on the H200 (docs/benchmarks.md, "GEMM
+     // tiles by shape class", "k-major local tiles"): [8, 1, 16] below 1M
+     // elements of C (1024x768: 21.6 TFLOP/s against 20.7 for [8, 2, 8]);
+     // [8, 2, 16] from 1M: with k-major local tiles the best of nine tiles
+     // (square and 8x16, 16x8 groups) at 512x2048, 2048^2 and ViT's
+     // 6400x768 and 6400x3072 (34.1, 37.6 and 43.8 TFLOP/s geometric means,
+     // against 31.7, 33.7, 39.0 for [8, 2, 16, 16]).
      {8, 1, 16},
-     {{1 << 20, {8, 2, 8}}, {1 << 22, {8, 2, 16}}}},
+     {{1 << 20, {8, 2, 16}}}},
 };
 
 /// The preset called `name`, or null.
@@ -361,12 +372,16 @@ inline std::string executionFields(const ExecutionModel &e) {
 }
 
 /// `[group_items, item_blocks, local_k]`.
+/// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
+/// group is not square.
 inline std::string tileText(const GemmTile &t) {
   return "[" + std::to_string(t.groupItems) + ", " +
-         std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) + "]";
+         std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) +
+         (t.rows() != t.cols() ? ", " + std::to_string(t.rows()) : "") + "]";
 }
 
-/// `[[min_outputs, group_items, item_blocks, local_k], ...]` (cs: any range
+/// `[[min_outputs, group_items, item_blocks, local_k(, group_rows)], ...]`
+/// (cs: any range
 /// of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";

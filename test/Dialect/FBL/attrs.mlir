@@ -102,6 +102,20 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16]>}
 
 // -----
 
+// A group that is not square: group_rows work-items along m follow; a
+// fourth number equal to the first is the square group's three.
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 2, 16, 16], gemm_tile_classes = {{\[\[}}1048576, 16, 1, 16, 8]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 16], gemm_tile_classes = [[1048576, 16, 1, 16, 8]]>} {
+}
+
+// -----
+
+// CHECK: module attributes {fbl.target = #fbl.target<"pocl-cpu">}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8]>} {
+}
+
+// -----
+
 // gemm_tile_classes: larger GEMMs' tiles, printed when they differ from the
 // preset's, and parsed back the same.
 // CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 1, 16], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 8]]{{.*}}>

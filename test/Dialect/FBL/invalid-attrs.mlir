@@ -210,8 +210,13 @@ func.func @complex_index(%x: tensor<4xcomplex<index>, #fbl.buffer>)
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k]}}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k] or [group_items, item_blocks, local_k, group_rows]}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k] or [group_items, item_blocks, local_k, group_rows]}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 8]>} {}
 
 // -----
 
@@ -220,14 +225,13 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 18]>}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k] with local_k >= 4}}
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows)] with local_k >= 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [0, 2, 16]>} {}
 
 // -----
 
-// 16x16 work-items stage 2 * 8 texels of an 8-deep slice: not evenly.
-// expected-error @+1 {{gemm_tile's slices must split evenly over the work-items (item_blocks * local_k a multiple of group_items)}}
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 1, 8]>} {}
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows)] with local_k >= 4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, -8]>} {}
 
 // -----
 
@@ -241,7 +245,12 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k] entries}}
+// expected-error @+1 {{gemm_tile's 8x32 work-groups exceed max_workgroup_size 128}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 128, preferred_workgroup = [8, 8], gemm_tile = [8, 1, 16, 32]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows)] entries}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2]]>} {}
 
 // -----

@@ -561,8 +561,7 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                          << " OpenCL promises",
              failure();
     if (tile.items() > maxWorkgroupSize)
-      return emitError() << "gemm_tile's " << tile.groupItems << "x"
-                         << tile.groupItems
+      return emitError() << "gemm_tile's " << tile.cols() << "x" << tile.rows()
                          << " work-groups exceed max_workgroup_size "
                          << maxWorkgroupSize,
              failure();
@@ -634,27 +633,32 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
             return parser.parseInteger(tile.emplace_back());
           }))
         return {};
-      if (tile.size() != 3) {
+      if (tile.size() != 3 && tile.size() != 4) {
         parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
-                                 "local_k]");
+                                 "local_k] or [group_items, item_blocks, "
+                                 "local_k, group_rows]");
         return {};
       }
     } else if (key == "gemm_tile_classes") {
       hasClasses = true;
       if (parser.parseCommaSeparatedList(
               AsmParser::Delimiter::Square, [&]() -> ParseResult {
-            SmallVector<int64_t> c;
-            if (parser.parseCommaSeparatedList(
-                    AsmParser::Delimiter::Square,
-                    [&]() { return parser.parseInteger(c.emplace_back()); }))
-              return failure();
-            if (c.size() != 4)
-              return ParseResult(parser.emitError(
-                  keyLoc, "gemm_tile_classes needs [min_outputs, "
-                          "group_items, item_blocks, local_k] entries"));
-            classes.push_back({c[0], {c[1], c[2], c[3]}});
-            return success();
-          }))
+                SmallVector<int64_t> c;
+                if (parser.parseCommaSeparatedList(
+                        AsmParser::Delimiter::Square, [&]() {
+                          return parser.parseInteger(c.emplace_back());
+                        }))
+                  return failure();
+                if (c.size() != 4 && c.size() != 5)
+                  return ParseResult(parser.emitError(
+                      keyLoc,
+                      "gemm_tile_classes needs [min_outputs, "
+                      "group_items, item_blocks, local_k(, group_rows)] "
+                      "entries"));
+                classes.push_back(
+                    {c[0], {c[1], c[2], c[3], c.size() == 5 ? c[4] : 0}});
+                return success();
+              }))
         return {};
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
@@ -713,7 +717,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
       localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
       model, halfStorage ? *halfStorage : preset && preset.getHalfStorage(),
-      hasTile  ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2]}
+      hasTile  ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2],
+                                        tile.size() == 4 ? tile[3] : 0}
       : preset ? preset.getGemmTile()
                : ::fbl::target::kDefaultGemmTile,
       hasClasses ? ArrayRef<::fbl::target::GemmTileClass>(classes)

@@ -243,11 +243,11 @@ public:
 
   /// Stores each block's accumulators (`acc`, in the order of
   /// `initialAccumulators`) as 4 whole texels of C, or of the epilogue's
-  /// result computed from them. With `tileSide` (tiles of C of that side),
+  /// result computed from them. With `tileM` x `tileN` (tiles of C),
   /// a block beyond the end of a ragged M or N is not stored.
   void storeBlocks(ValueRange acc, ArrayRef<Value> mBlocks,
                    ArrayRef<Value> nBlocks, ArrayRef<Value> at,
-                   int64_t tileSide = 4) {
+                   int64_t tileM = 4, int64_t tileN = 4) {
     const GemmOperand &out = epilogue ? epilogue->output : g.c;
     RankedTensorType type = outputType();
     unsigned cPacked = out.packed;
@@ -257,9 +257,9 @@ public:
       for (Value n : nBlocks) {
         OpBuilder::InsertionGuard insertionGuard(b);
         Value inside;
-        if (ragged(g.mLoop, tileSide))
+        if (ragged(g.mLoop, tileM))
           inside = ad.lt(m, g.ranges[g.mLoop]);
-        if (ragged(g.nLoop, tileSide))
+        if (ragged(g.nLoop, tileN))
           inside = ad.andi(inside, ad.lt(n, g.ranges[g.nLoop]));
         if (inside) {
           auto guard = scf::IfOp::create(b, loc, inside, false);
@@ -350,53 +350,59 @@ buildRegisterTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
 }
 
 namespace {
-/// One operand's local tile in the local-tiled kernel: the texels of a
-/// k slice, read from the image in the order
-/// ::fbl::cost::localGemmStagingOrder decides (the order the cost model
-/// traces), held in local memory of two buffers.
+/// One operand's local tile in the local-tiled kernel: a k slice held
+/// k-major, each of its k a row of texels along the tile (4 consecutive m
+/// of A, or n of B, a texel), in two buffers (one multiplied while the next
+/// is staged). The multiplication then reads, per k, one texel per block of
+/// the work-item from each tile and multiplies them out (an outer
+/// product): a warp's loads of A fall on a few texels (broadcast), its
+/// loads of B on consecutive ones.
 ///
-/// Where they sit in local memory serves the multiplication: a warp's
-/// work-items read A's blocks by their local row (a few rows a warp: the
-/// loads broadcast) and B's by their local column (consecutive columns).
-/// So A's tile keeps the staging order (the stores are consecutive too),
-/// and B's keeps blocks innermost, each row of blocks rotated by its row
-/// (kblk * 4 + o) where B is read in another order, so that the stores of
-/// consecutive rows do not fall on one bank. Where blocks are not innermost
-/// (A packed along k: the forward's activations), the rows a warp reads
-/// would lie a multiple of 4 texels apart, on the same banks; one texel of
-/// padding after each block's texels puts them on different banks.
-/// (Keeping A's blocks innermost and rotated instead, as B's, was measured
-/// on the H200 and is not faster: docs/benchmarks.md.)
+/// ::fbl::cost::localGemmStaging decides how work-items stage it (the order
+/// the cost model traces): texels where the operand is packed along the
+/// tile, in runs of 8 neighbouring blocks (the stores of neighbouring
+/// work-items fall on consecutive texels of one row), else whole 4x4 blocks
+/// transposed in registers, in the image's order, each row's blocks
+/// permuted (swizzled()). Both were measured against the other ways on the
+/// H200 (docs/benchmarks.md).
 struct LocalTile {
   const GemmOperand *x;
-  /// The loop along the work-group tile (m for A, n for B), and where the
-  /// group's tile starts along it.
+  /// The loop along the work-group tile (m for A, n for B), where the
+  /// group's tile starts along it, and its blocks along it.
   unsigned tileLoop;
   Value tileStart;
-  /// (kblk, o, blk) slowest first as read, and their extents in that order.
-  std::array<int, 3> order;
-  std::array<int64_t, 3> extents;
-  /// (kblk, o, blk) slowest first as stored, and the texels between
-  /// neighbours along each (padding included).
-  std::array<int, 3> layout;
-  std::array<int64_t, 3> strides;
-  /// B's rows of blocks rotated (blocks per row: the tile's blocks).
-  bool rotated = false;
-  int64_t rowBlocks = 0;
-  /// memref<2 x texels x vector<4xf32>, 3>: one buffer per slice parity.
+  int64_t sideBlocks;
+  ::fbl::cost::LocalGemmStaging staging;
+  /// memref<2 x local_k x sideBlocks x vector<4xf32>, 3>.
   Value buffers;
-
-  /// The indices of texel (kblk, o, blk) in buffer `buffer`.
-  SmallVector<Value> at(Addressing &ad, Value buffer, Value kblk, Value o,
-                        Value blk) const {
-    if (rotated)
-      blk = ad.rem(ad.add(blk, ad.add(ad.mul(kblk, 4), o)), rowBlocks);
-    std::array<Value, 3> byDim = {kblk, o, blk};
-    Value flat = byDim[layout[2]];
-    for (int i = 1; i >= 0; --i)
-      flat = ad.add(ad.mul(byDim[layout[i]], strides[i]), flat);
-    return {buffer, flat};
+  /// Whole blocks are staged in the image's order, so neighbouring
+  /// work-items store into different rows (a block's k) of one column: each
+  /// row's blocks are permuted by an XOR with an even number that differs
+  /// between the 4 rows of a block and between neighbouring blocks' rows,
+  /// which puts those stores on different banks and keeps the loads of one
+  /// row a permutation of aligned groups of 8 texels.
+  bool swizzled() const { return staging.wholeBlocks && sideBlocks % 8 == 0; }
+  /// The XOR of row `row`'s blocks.
+  static int64_t swizzleOf(int64_t row) { return 2 * ((row + row / 4) % 4); }
+  /// Where block `blk` of row `row` sits in the row.
+  Value place(Addressing &ad, Value row, Value blk) const {
+    if (!swizzled())
+      return blk;
+    Value s = ad.mul(ad.rem(ad.add(row, ad.div(row, 4)), 4), 2);
+    return arith::XOrIOp::create(ad.b, ad.loc, blk, s);
   }
+  Value place(Addressing &ad, int64_t row, Value blk) const {
+    if (!swizzled() || swizzleOf(row) == 0)
+      return blk;
+    return arith::XOrIOp::create(ad.b, ad.loc, blk, ad.c(swizzleOf(row)));
+  }
+};
+
+/// A texel staged into a local tile: its value, its place (k row, block)
+/// and, for the units beyond an uneven split, whether this work-item
+/// stores it.
+struct StagedTexel {
+  Value texel, row, blk, guard;
 };
 } // namespace
 
@@ -412,116 +418,132 @@ static ::fbl::cost::TensorAccess accessOf(const GemmOperand &x) {
   return a;
 }
 
-/// The texels between neighbours along each dim of a local tile stored in
-/// `layout` order with `byDim` extents: dense, except that where blocks are
-/// not innermost and neighbouring blocks would lie a multiple of 4 texels
-/// (of 16 bytes) apart, one texel pads each block, so that the block rows a
-/// warp reads fall on different banks.
-static std::array<int64_t, 3> localTileStrides(std::array<int, 3> layout,
-                                               std::array<int64_t, 3> byDim,
-                                               bool pad) {
-  namespace fc = ::fbl::cost;
-  std::array<int64_t, 3> strides;
-  strides[2] = 1;
-  for (int i = 1; i >= 0; --i) {
-    strides[i] = strides[i + 1] * byDim[layout[i + 1]];
-    if (pad && layout[i] == fc::StageBlock && strides[i] % 4 == 0)
-      strides[i] += 1;
-  }
-  return strides;
-}
-
-/// Allocates `x`'s double-buffered local tile (`isB`: B's, read by local
-/// column). Padding is kept only where both tiles (B's never padded: its
-/// blocks are innermost) still fit the local memory every OpenCL device
-/// has.
+/// Allocates `x`'s double-buffered local tile.
 static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
                                unsigned tileLoop, Value tileStart,
-                               const ::fbl::target::GemmTile &tile, bool isB) {
-  namespace fc = ::fbl::cost;
+                               int64_t sideBlocks,
+                               const ::fbl::target::GemmTile &tile) {
   const GemmMatch &g = gb.g;
-  LocalTile t{&x, tileLoop, tileStart, {}, {}, {}, {}};
-  t.order = fc::localGemmStagingOrder(accessOf(x), tileLoop, g.kLoop, x.rowLoop,
-                                      x.colLoop, g.ranges.size());
-  std::array<int64_t, 3> byDim = {tile.kBlocks(), 4, tile.tileBlocks()};
-  for (int i = 0; i < 3; ++i)
-    t.extents[i] = byDim[t.order[i]];
-  t.layout =
-      isB ? std::array<int, 3>{fc::StageK, fc::StageTexel, fc::StageBlock}
-          : t.order;
-  // What fc::localGemmRotatesB tells the cost model.
-  t.rotated = isB && t.layout != t.order;
-  t.rowBlocks = tile.tileBlocks();
-  std::array<int64_t, 3> dense =
-      localTileStrides(t.layout, byDim, /*pad=*/false);
-  t.strides = localTileStrides(t.layout, byDim, /*pad=*/true);
-  // localBytes counts both buffers of both tiles dense.
-  int64_t paddingBytes =
-      2 * (t.strides[0] - dense[0]) * byDim[t.layout[0]] * 16;
-  if (tile.localBytes() + paddingBytes > ::fbl::target::kMinLocalMemoryBytes)
-    t.strides = dense;
-  auto type = MemRefType::get({2, t.strides[0] * byDim[t.layout[0]]},
-                              gb.texelType, AffineMap(),
-                              gb.b.getI64IntegerAttr(3));
+  LocalTile t{&x, tileLoop, tileStart, sideBlocks, {}, {}};
+  t.staging = ::fbl::cost::localGemmStaging(
+      accessOf(x), tileLoop, g.kLoop, x.rowLoop, x.colLoop, g.ranges.size(),
+      tile.kBlocks(), sideBlocks);
+  auto type = MemRefType::get({2, tile.localK, sideBlocks}, gb.texelType,
+                              AffineMap(), gb.b.getI64IntegerAttr(3));
   t.buffers = memref::AllocaOp::create(gb.b, gb.loc, type);
   return t;
 }
 
-/// Reads this work-item's share of `t`'s texels of the slice at loops `atK`
-/// from its image (flat id `flat` within the group): consecutive work-items
-/// read consecutive texels in the tile's staging order.
-static SmallVector<Value> readSlice(GemmKernelBuilder &gb,
-                                    const ::fbl::target::GemmTile &tile,
-                                    const LocalTile &t, ArrayRef<Value> atK,
-                                    Value flat,
-                                    SmallVector<std::array<Value, 3>> &where) {
+/// Reads this work-item's share of `t`'s slice at loops `atK` from its
+/// image (flat id `flat` within the group): consecutive work-items read
+/// consecutive units in the staging order. Returns the texels to store,
+/// each a row of the k-major tile.
+static SmallVector<StagedTexel> readSlice(GemmKernelBuilder &gb,
+                                          const ::fbl::target::GemmTile &tile,
+                                          const LocalTile &t,
+                                          ArrayRef<Value> atK, Value flat) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
-  SmallVector<Value> texels;
-  where.clear();
-  for (int64_t r = 0; r < tile.stagedPerItem(); ++r) {
-    Value flatR = ad.add(flat, ad.c(r * tile.items()));
+  OpBuilder &b = gb.b;
+  bool whole = t.staging.wholeBlocks;
+  const std::array<int, 3> &order = t.staging.order;
+  int64_t units = tile.stagedUnits(t.sideBlocks, whole);
+  SmallVector<StagedTexel> staged;
+  for (int64_t r = 0; r < tile.unitsPerItem(t.sideBlocks, whole); ++r) {
+    Value unit = ad.add(flat, ad.c(r * tile.items()));
+    // Where the units do not split evenly, the last round's extra
+    // work-items read the last unit and store nothing.
+    Value guard;
+    if ((r + 1) * tile.items() > units) {
+      guard = ad.lt(unit, units);
+      unit = arith::SelectOp::create(b, gb.loc, guard, unit, ad.c(units - 1));
+    }
+    // (kblk, o, blk): the run's block first, then the digits in `order`.
+    const std::array<int64_t, 3> &extents = t.staging.extents;
+    Value inRun = ad.rem(unit, t.staging.run);
+    Value rest = ad.div(unit, t.staging.run);
     std::array<Value, 3> byDim;
-    byDim[t.order[2]] = ad.rem(flatR, t.extents[2]);
-    byDim[t.order[1]] = ad.rem(ad.div(flatR, t.extents[2]), t.extents[1]);
-    byDim[t.order[0]] = ad.div(flatR, t.extents[2] * t.extents[1]);
+    byDim[order[2]] = ad.rem(rest, extents[order[2]]);
+    byDim[order[1]] =
+        ad.rem(ad.div(rest, extents[order[2]]), extents[order[1]]);
+    byDim[order[0]] = ad.div(rest, extents[order[2]] * extents[order[1]]);
+    byDim[::fbl::cost::StageBlock] =
+        ad.add(ad.mul(byDim[::fbl::cost::StageBlock], t.staging.run), inRun);
+    Value kblk = byDim[::fbl::cost::StageK],
+          blk = byDim[::fbl::cost::StageBlock];
     SmallVector<Value> loops(atK.begin(), atK.end());
-    loops[t.tileLoop] = ad.add(t.tileStart, ad.mul(byDim[2], 4));
-    loops[g.kLoop] = ad.add(atK[g.kLoop], ad.mul(byDim[0], 4));
+    loops[t.tileLoop] = ad.add(t.tileStart, ad.mul(blk, 4));
+    loops[g.kLoop] = ad.add(atK[g.kLoop], ad.mul(kblk, 4));
     // Beyond a ragged edge: read a texel inside and zero it (zeros add
     // nothing along k, and rows or columns of C beyond M or N are not
     // stored).
     Value inside;
-    for (auto [loop, multiple] : {std::pair(t.tileLoop, tile.tile()),
-                                  std::pair(g.kLoop, tile.localK)}) {
+    int64_t side = t.tileLoop == g.mLoop ? tile.tileM() : tile.tileN();
+    for (auto [loop, multiple] :
+         {std::pair(t.tileLoop, side), std::pair(g.kLoop, tile.localK)}) {
       if (!gb.ragged(loop, multiple))
         continue;
       auto [at, in] = gb.clampToRange(loops[loop], loop);
       loops[loop] = at;
       inside = ad.andi(inside, in);
     }
-    Value texel = gb.readTexel(*t.x, loops, byDim[1]);
-    if (inside)
-      texel = arith::SelectOp::create(gb.b, gb.loc, inside, texel,
-                                      ad.zero(gb.texelType));
-    texels.push_back(texel);
-    where.push_back(byDim);
+    auto read = [&](Value o) {
+      Value texel = gb.readTexel(*t.x, loops, o);
+      if (inside)
+        texel = arith::SelectOp::create(b, gb.loc, inside, texel,
+                                        ad.zero(gb.texelType));
+      return texel;
+    };
+    Value firstRow = ad.mul(kblk, 4);
+    if (!whole) {
+      // Texel o of the block lies o along k: a row's texel as it is.
+      Value o = byDim[::fbl::cost::StageTexel];
+      Value texel = read(o);
+      Value row = ad.add(firstRow, o);
+      staged.push_back({texel, row, t.place(ad, row, blk), guard});
+      continue;
+    }
+    SmallVector<Value> texels;
+    for (int64_t o = 0; o < 4; ++o)
+      texels.push_back(read(ad.c(o)));
+    ScalarBlock block = gb.blockOf(*t.x, texels);
+    bool tileAlongRows = t.x->rowLoop == t.tileLoop;
+    for (int64_t kk = 0; kk < 4; ++kk) {
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < 4; ++e)
+        elements.push_back(tileAlongRows ? block[e][kk] : block[kk][e]);
+      Value row = ad.add(firstRow, ad.c(kk));
+      staged.push_back(
+          {vector::FromElementsOp::create(b, gb.loc, gb.texelType, elements),
+           row, t.place(ad, row, blk), guard});
+    }
   }
-  return texels;
+  return staged;
 }
 
 /// Stores texels read by readSlice into buffer `buffer` of `t`.
 static void storeSlice(GemmKernelBuilder &gb, const LocalTile &t,
-                       ArrayRef<Value> texels,
-                       ArrayRef<std::array<Value, 3>> where, Value buffer) {
-  for (auto [texel, at] : llvm::zip(texels, where))
-    memref::StoreOp::create(gb.b, gb.loc, texel, t.buffers,
-                            t.at(gb.ad, buffer, at[0], at[1], at[2]));
+                       ArrayRef<StagedTexel> staged, Value buffer) {
+  OpBuilder::InsertionGuard insertionGuard(gb.b);
+  scf::IfOp open;
+  for (const StagedTexel &s : staged) {
+    // One guard around the texels of one unit.
+    if (open && open.getCondition() != s.guard) {
+      gb.b.setInsertionPointAfter(open);
+      open = {};
+    }
+    if (s.guard && !open) {
+      open = scf::IfOp::create(gb.b, gb.loc, s.guard, false);
+      gb.b.setInsertionPointToStart(&open.getThenRegion().front());
+    }
+    memref::StoreOp::create(gb.b, gb.loc, s.texel, t.buffers,
+                            ValueRange{buffer, s.row, s.blk});
+  }
 }
 
-/// Multiplies the work-item's blocks (block i of its rows at local row
-/// `ly + i * groupItems`, likewise columns) out of buffer `buffer` of the
-/// staged tiles into `acc`.
+/// Multiplies the work-item's blocks (block i of its rows at local block
+/// `ly + i * rows`, block j of its columns at `lx + j * cols`) out of buffer
+/// `buffer` of the staged tiles into `acc`, one k at a time.
 static void multiplyTiles(GemmKernelBuilder &gb,
                           const ::fbl::target::GemmTile &tile,
                           MutableArrayRef<Value> acc, Value lx, Value ly,
@@ -529,35 +551,37 @@ static void multiplyTiles(GemmKernelBuilder &gb,
                           Value buffer) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
+  OpBuilder &b = gb.b;
+  Location loc = gb.loc;
   int64_t itemBlocks = tile.itemBlocks;
-  for (int64_t kblk = 0; kblk < tile.kBlocks(); ++kblk) {
-    SmallVector<ScalarBlock> aBlocks, bBlocks;
+  auto rowOf = [&](const LocalTile &t, int64_t k, Value blk) {
+    Value texel = memref::LoadOp::create(
+        b, loc, t.buffers, ValueRange{buffer, ad.c(k), t.place(ad, k, blk)});
+    SmallVector<Value> channels;
+    for (int64_t ch = 0; ch < 4; ++ch)
+      channels.push_back(vector::ExtractOp::create(b, loc, texel, ch));
+    return channels;
+  };
+  for (int64_t k = 0; k < tile.localK; ++k) {
+    SmallVector<SmallVector<Value>> aRows, bRows;
     for (int64_t i = 0; i < itemBlocks; ++i) {
-      SmallVector<Value> aTexels, bTexels;
-      Value am = ad.add(ly, ad.c(i * tile.groupItems));
-      Value bn = ad.add(lx, ad.c(i * tile.groupItems));
-      for (int64_t o = 0; o < 4; ++o) {
-        aTexels.push_back(memref::LoadOp::create(
-            gb.b, gb.loc, aTile.buffers,
-            aTile.at(ad, buffer, ad.c(kblk), ad.c(o), am)));
-        bTexels.push_back(memref::LoadOp::create(
-            gb.b, gb.loc, bTile.buffers,
-            bTile.at(ad, buffer, ad.c(kblk), ad.c(o), bn)));
-      }
-      aBlocks.push_back(gb.blockOf(g.a, aTexels));
-      bBlocks.push_back(gb.blockOf(g.b, bTexels));
+      aRows.push_back(rowOf(aTile, k, ad.add(ly, ad.c(i * tile.rows()))));
+      bRows.push_back(rowOf(bTile, k, ad.add(lx, ad.c(i * tile.cols()))));
     }
     for (int64_t i = 0; i < itemBlocks; ++i)
-      for (int64_t j = 0; j < itemBlocks; ++j) {
-        int64_t first = (i * itemBlocks + j) * 16;
-        SmallVector<Value> next = gb.multiplyAdd(
-            ValueRange(acc).slice(first, 16), aBlocks[i], bBlocks[j]);
-        llvm::copy(next, acc.begin() + first);
-      }
+      for (int64_t j = 0; j < itemBlocks; ++j)
+        for (int64_t r = 0; r < 4; ++r)
+          for (int64_t q = 0; q < 4; ++q) {
+            Value &sum = acc[(i * itemBlocks + j) * 16 + r * 4 + q];
+            Value x = aRows[i][r], y = bRows[j][q];
+            Value p = g.aFirst ? arith::MulFOp::create(b, loc, x, y)
+                               : arith::MulFOp::create(b, loc, y, x);
+            sum = arith::AddFOp::create(b, loc, sum, p);
+          }
   }
 }
 
-/// The local-tiled kernel: work-groups of groupItems^2 work-items over
+/// The local-tiled kernel: work-groups of cols x rows work-items over
 /// tiles of C, itemBlocks^2 blocks per work-item. Slices of A and B go
 /// through two local buffers: while a slice is multiplied out of one, each
 /// work-item has already issued its reads of the next slice, which it
@@ -575,17 +599,17 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
   kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), gb.outputType(),
-           {tile.tilesAlong(g.ranges[g.nLoop]) * tile.groupItems,
-            tile.tilesAlong(g.ranges[g.mLoop]) * tile.groupItems, g.batch},
-           {tile.groupItems, tile.groupItems, 1});
+           {tile.tilesAlongN(g.ranges[g.nLoop]) * tile.cols(),
+            tile.tilesAlongM(g.ranges[g.mLoop]) * tile.rows(), g.batch},
+           {tile.cols(), tile.rows(), 1});
   // Blocks are placed by group and local ids; of the global ids only the
   // batch is used. No guard around the body: the grid is whole
   // work-groups, and every work-item must reach the barriers; the last
   // tiles along a ragged M or N store only their blocks inside it.
   Value bz = gb.workItems()[2];
   SmallVector<Value> at = gb.batchOrigin(bz);
-  // Block (i, j) of a work-item is block (i * groupItems + ly,
-  // j * groupItems + lx) of its group's tile.
+  // Block (i, j) of a work-item is block (i * rows + ly, j * cols + lx) of
+  // its group's tile.
   Value lx =
       LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   Value ly =
@@ -594,39 +618,39 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   Value gy =
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(1));
-  Value mTile = ad.mul(gy, tile.tile());
-  Value nTile = ad.mul(gx, tile.tile());
+  Value mTile = ad.mul(gy, tile.tileM());
+  Value nTile = ad.mul(gx, tile.tileN());
   // The tiles, allocated first so they sit at the kernel's top level.
-  LocalTile aTile = makeLocalTile(gb, g.a, g.mLoop, mTile, tile, false);
-  LocalTile bTile = makeLocalTile(gb, g.b, g.nLoop, nTile, tile, true);
-  Value flat = ad.add(ad.mul(ly, tile.groupItems), lx);
+  LocalTile aTile =
+      makeLocalTile(gb, g.a, g.mLoop, mTile, tile.tileBlocksM(), tile);
+  LocalTile bTile =
+      makeLocalTile(gb, g.b, g.nLoop, nTile, tile.tileBlocksN(), tile);
+  Value flat = ad.add(ad.mul(ly, tile.cols()), lx);
   SmallVector<Value> mBlocks, nBlocks;
   for (int64_t i = 0; i < tile.itemBlocks; ++i) {
     mBlocks.push_back(
-        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * tile.groupItems)), 4)));
+        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * tile.rows())), 4)));
     nBlocks.push_back(
-        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.groupItems)), 4)));
+        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.cols())), 4)));
   }
   // C's init is read at a place inside for the blocks beyond a ragged
   // edge (they are not stored).
-  auto initOrigins = [&](ArrayRef<Value> blocks, unsigned loop) {
+  auto initOrigins = [&](ArrayRef<Value> blocks, unsigned loop, int64_t side) {
     SmallVector<Value> origins(blocks);
-    if (g.readsInit && gb.ragged(loop, tile.tile()))
+    if (g.readsInit && gb.ragged(loop, side))
       for (Value &x : origins)
         x = gb.clampToRange(x, loop).first;
     return origins;
   };
-  SmallVector<Value> mInit = initOrigins(mBlocks, g.mLoop);
-  SmallVector<Value> nInit = initOrigins(nBlocks, g.nLoop);
+  SmallVector<Value> mInit = initOrigins(mBlocks, g.mLoop, tile.tileM());
+  SmallVector<Value> nInit = initOrigins(nBlocks, g.nLoop, tile.tileN());
   SmallVector<Value> accInit = gb.initialAccumulators(mInit, nInit, at);
   // The first slice into buffer 0.
-  SmallVector<std::array<Value, 3>> aWhere, bWhere;
   {
-    SmallVector<Value> at0 = at;
-    SmallVector<Value> aTexels = readSlice(gb, tile, aTile, at0, flat, aWhere);
-    SmallVector<Value> bTexels = readSlice(gb, tile, bTile, at0, flat, bWhere);
-    storeSlice(gb, aTile, aTexels, aWhere, ad.c(0));
-    storeSlice(gb, bTile, bTexels, bWhere, ad.c(0));
+    SmallVector<StagedTexel> aStaged = readSlice(gb, tile, aTile, at, flat);
+    SmallVector<StagedTexel> bStaged = readSlice(gb, tile, bTile, at, flat);
+    storeSlice(gb, aTile, aStaged, ad.c(0));
+    storeSlice(gb, bTile, bStaged, ad.c(0));
     BarrierOp::create(b, loc);
   }
   // Slices 0 .. S-2, each reading the next slice before multiplying.
@@ -643,23 +667,21 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
     Value next = ad.rem(ad.add(ad.div(k, tile.localK), ad.c(1)), 2);
     SmallVector<Value> atNext = at;
     atNext[g.kLoop] = ad.add(k, kStep);
-    SmallVector<Value> aTexels =
-        readSlice(gb, tile, aTile, atNext, flat, aWhere);
-    SmallVector<Value> bTexels =
-        readSlice(gb, tile, bTile, atNext, flat, bWhere);
+    SmallVector<StagedTexel> aStaged = readSlice(gb, tile, aTile, atNext, flat);
+    SmallVector<StagedTexel> bStaged = readSlice(gb, tile, bTile, atNext, flat);
     SmallVector<Value> acc(loop.getRegionIterArgs());
     multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current);
     // The other buffer was last read in the step before, which everyone
     // left through the barrier below.
-    storeSlice(gb, aTile, aTexels, aWhere, next);
-    storeSlice(gb, bTile, bTexels, bWhere, next);
+    storeSlice(gb, aTile, aStaged, next);
+    storeSlice(gb, bTile, bStaged, next);
     BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
   // The last slice.
   SmallVector<Value> acc(loop.getResults());
   multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2));
-  gb.storeBlocks(acc, mBlocks, nBlocks, at, tile.tile());
+  gb.storeBlocks(acc, mBlocks, nBlocks, at, tile.tileM(), tile.tileN());
   return kb.end();
 }
 
