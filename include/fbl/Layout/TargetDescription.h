@@ -191,6 +191,9 @@ struct GemmTile {
              "(, group_rows)] with local_k >= 4";
     if (localK % 4)
       return "gemm_tile's local_k must be a multiple of 4";
+    // Bounds that keep every product of the tile's sizes in range.
+    if (groupItems > 1024 || rows() > 1024 || itemBlocks > 64 || localK > 4096)
+      return "gemm_tile's sizes must be at most [1024, 64, 4096, 1024]";
     return nullptr;
   }
   constexpr bool operator==(const GemmTile &o) const {

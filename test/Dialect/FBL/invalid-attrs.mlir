@@ -263,3 +263,20 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[40
 // A class's tile is verified as gemm_tile is.
 // expected-error @+1 {{gemm_tile's local_k must be a multiple of 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 18]]>} {}
+
+// -----
+
+// Sizes whose products overflow int64 are refused, not divided by (the
+// mutation fuzzer found a cache line of 2^62 texels crashing the verifier).
+// expected-error @+1 {{cache_bytes 8192 holds no set of 2 lines of 4x4611686018427387904 RGBA32F texels}}
+module attributes {fbl.target = #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 268435456, cache_line_texels = [4, 4611686018427387904], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [16, 16]>} {}
+
+// -----
+
+// expected-error @+1 {{preferred_workgroup 4294967296x4294967296 exceeds max_workgroup_size 256}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", max_workgroup_size = 256, preferred_workgroup = [4294967296, 4294967296]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile's sizes must be at most [1024, 64, 4096, 1024]}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 4611686018427387904]>} {}

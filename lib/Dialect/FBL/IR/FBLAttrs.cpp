@@ -18,6 +18,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -529,7 +531,15 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     return emitError() << "cache_line_texels needs two positive sizes (w, h)";
   if (cacheBytes < 1 || cacheWays < 1)
     return emitError() << "cache_bytes and cache_ways must be positive";
-  if (cacheBytes % (cacheLineTexels[0] * cacheLineTexels[1] * 16 * cacheWays))
+  // A set's bytes, checked for overflow (sizes from the text can be any
+  // int64).
+  int64_t setBytes = 16;
+  for (int64_t factor : {cacheLineTexels[0], cacheLineTexels[1], cacheWays})
+    if (llvm::MulOverflow(setBytes, factor, setBytes) || setBytes > cacheBytes)
+      return emitError() << "cache_bytes " << cacheBytes << " holds no set of "
+                         << cacheWays << " lines of " << cacheLineTexels[0]
+                         << "x" << cacheLineTexels[1] << " RGBA32F texels";
+  if (cacheBytes % setBytes)
     return emitError() << "cache_bytes " << cacheBytes
                        << " is not a whole number of sets of " << cacheWays
                        << " lines of " << cacheLineTexels[0] << "x"
@@ -539,7 +549,9 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   if (preferredWorkgroup.size() != 2 ||
       llvm::any_of(preferredWorkgroup, [](int64_t v) { return v < 1; }))
     return emitError() << "preferred_workgroup needs two positive sizes";
-  if (preferredWorkgroup[0] * preferredWorkgroup[1] > maxWorkgroupSize)
+  if (int64_t items;
+      llvm::MulOverflow(preferredWorkgroup[0], preferredWorkgroup[1], items) ||
+      items > maxWorkgroupSize)
     return emitError() << "preferred_workgroup " << preferredWorkgroup[0] << "x"
                        << preferredWorkgroup[1]
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
