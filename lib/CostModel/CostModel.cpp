@@ -318,31 +318,28 @@ private:
       }
     int64_t flat = ly * cols + lx;
     int64_t slices = std::min(tile.slicesAlong(k.ranges[kk]), d.sampledSteps);
-    auto stage = [&](unsigned image, const TensorAccess &a, int tileLoop,
-                     int64_t tileStart, int64_t sideBlocks, int rowLoop,
-                     int colLoop) {
+    // A's (image 0) and B's (image 1) texels each work-item stages.
+    auto stage = [&](unsigned image, int tileLoop, int64_t tileStart,
+                     int rowLoop, int colLoop) {
       if (image != only)
         return;
-      LocalGemmStaging st =
-          localGemmStaging(a, tileLoop, k.kLoop, rowLoop, colLoop,
-                           k.ranges.size(), tile.kBlocks(), sideBlocks);
+      const TensorAccess &a = k.inputs[image];
+      LocalGemmStaging st = localGemmStaging(k, image);
       int other = st.packedLoop == rowLoop ? colLoop : rowLoop;
       const std::array<int64_t, 3> &extent = st.extents;
-      int64_t units = tile.stagedUnits(sideBlocks, st.wholeBlocks);
       for (int64_t s = 0; s < slices; ++s)
-        for (int64_t r = 0; r < tile.unitsPerItem(sideBlocks, st.wholeBlocks);
-             ++r) {
+        for (int64_t r = 0; r < st.unitsPerItem(tile.items()); ++r) {
           // The unit's (kblk, o, blk): its run's block, then its digits in
           // `order` (a read of the last unit where they do not split
           // evenly, as the kernel).
-          int64_t u = std::min(flat + r * tile.items(), units - 1);
+          int64_t u = std::min(flat + r * tile.items(), st.units() - 1);
           int64_t t = u / st.run;
           std::array<int64_t, 3> at3;
           at3[st.order[2]] = t % extent[st.order[2]];
           at3[st.order[1]] = (t / extent[st.order[2]]) % extent[st.order[1]];
           at3[st.order[0]] = t / (extent[st.order[2]] * extent[st.order[1]]);
           at3[StageBlock] = at3[StageBlock] * st.run + u % st.run;
-          for (int64_t o = 0; o < (st.wholeBlocks ? 4 : 1); ++o) {
+          for (int64_t o = 0; o < st.texelsPerUnit(); ++o) {
             std::vector<int64_t> &at = scratch;
             at = loops;
             at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
@@ -359,8 +356,8 @@ private:
           }
         }
     };
-    stage(0, k.inputs[0], k.mLoop, mTile, tile.tileBlocksM(), k.mLoop, k.kLoop);
-    stage(1, k.inputs[1], k.nLoop, nTile, tile.tileBlocksN(), k.kLoop, k.nLoop);
+    stage(0, k.mLoop, mTile, k.mLoop, k.kLoop);
+    stage(1, k.nLoop, nTile, k.kLoop, k.nLoop);
   }
 
   /// A per-texel kernel: its valid channels' logical indices (one for a
@@ -651,14 +648,8 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     bool atOutput = init || input >= 2;
     int64_t staged = 0;
     if (local && !atOutput) {
-      int64_t side = input == 0 ? t.tileBlocksM() : t.tileBlocksN();
-      LocalGemmStaging st =
-          input == 0
-              ? localGemmStaging(k.inputs[0], k.mLoop, k.kLoop, k.mLoop,
-                                 k.kLoop, k.ranges.size(), t.kBlocks(), side)
-              : localGemmStaging(k.inputs[1], k.nLoop, k.kLoop, k.kLoop,
-                                 k.nLoop, k.ranges.size(), t.kBlocks(), side);
-      staged = t.unitsPerItem(side, st.wholeBlocks) * (st.wholeBlocks ? 4 : 1);
+      LocalGemmStaging st = localGemmStaging(k, input);
+      staged = st.unitsPerItem(t.items()) * st.texelsPerUnit();
     }
     int64_t perItem =
         atOutput
@@ -884,12 +875,24 @@ LocalGemmStaging fbl::cost::localGemmStaging(const TensorAccess &a,
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return stride(x) > stride(y); });
   bool whole = packedLoop != tileLoop;
-  int64_t run = !whole && sideBlocks % 8 == 0 ? 8 : 1;
+  bool bankConflicts = sideBlocks % 8 == 0;
+  int64_t run = !whole && bankConflicts ? 8 : 1;
   return {order,
           whole,
           packedLoop,
           run,
+          whole && bankConflicts,
           {kBlocks, whole ? 1 : 4, sideBlocks / run}};
+}
+
+LocalGemmStaging fbl::cost::localGemmStaging(const KernelShape &k,
+                                             unsigned input) {
+  const target::GemmTile &t = k.gemmTile;
+  return input == 0
+             ? localGemmStaging(k.inputs[0], k.mLoop, k.kLoop, k.mLoop, k.kLoop,
+                                k.ranges.size(), t.kBlocks(), t.tileBlocksM())
+             : localGemmStaging(k.inputs[1], k.nLoop, k.kLoop, k.kLoop, k.nLoop,
+                                k.ranges.size(), t.kBlocks(), t.tileBlocksN());
 }
 
 KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,

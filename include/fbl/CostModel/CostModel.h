@@ -239,11 +239,13 @@ void planReads(KernelShape &k);
 /// so work-items stage whole 4x4 blocks (`wholeBlocks`) and transpose them
 /// in registers. A slice's units are indexed by (kblk: the 4-deep step of
 /// the slice, o: the texel of a 4x4 block, fixed at 0 for whole blocks,
-/// blk: the block along the tile). Work-items staging texels take runs of
-/// `run` neighbouring blocks (8 where the tile side has a multiple of 8
-/// blocks): their stores then fall on consecutive texels of one local row.
-/// Whole blocks go one at a time (run 1; the kernel permutes each local
-/// row's blocks instead, which the H200 ran faster). The runs, then
+/// blk: the block along the tile). Where the tile side has a multiple of 8
+/// blocks, neighbouring work-items would store into different rows of one
+/// column of the local tile (one bank): work-items staging texels take runs
+/// of `run` = 8 neighbouring blocks, so that their stores fall on
+/// consecutive texels of one row; whole blocks go one at a time and the
+/// kernel permutes each local row's blocks instead (`swizzled`), which the
+/// H200 ran faster. The runs, then
 /// `order` lists (kblk, o, blk-run) 0, 1, 2 slowest first: the one whose
 /// step moves least in the image (layers, then rows, then columns) goes
 /// fastest, so that a warp reads a compact patch of the image. Both the
@@ -255,14 +257,26 @@ struct LocalGemmStaging {
   bool wholeBlocks;
   int packedLoop;
   int64_t run;
+  bool swizzled;
   /// Extents of (kblk, o, blk-run) by dim: kBlocks, 4 (1 for whole
   /// blocks), sideBlocks / run.
   std::array<int64_t, 3> extents;
+
+  /// Units of a slice, and how many each of `items` work-items takes (the
+  /// last round's extra work-items read the last unit and store nothing).
+  int64_t units() const { return extents[0] * extents[1] * extents[2] * run; }
+  int64_t unitsPerItem(int64_t items) const {
+    return (units() + items - 1) / items;
+  }
+  /// Texels a unit reads.
+  int64_t texelsPerUnit() const { return wholeBlocks ? 4 : 1; }
 };
 LocalGemmStaging localGemmStaging(const TensorAccess &a, int tileLoop,
                                   int kLoop, int rowLoop, int colLoop,
                                   size_t numLoops, int64_t kBlocks,
                                   int64_t sideBlocks);
+/// The staging of the local-tiled GEMM `k`'s A (`input` 0) or B (1).
+LocalGemmStaging localGemmStaging(const KernelShape &k, unsigned input);
 
 /// The kernel that rewrites a tensor of `shape` from `from` to `to`: a block
 /// transpose where the packings differ and both sides tile into whole 4x4

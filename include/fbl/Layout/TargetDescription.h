@@ -150,16 +150,6 @@ struct GemmTile {
   constexpr int64_t localBytes() const {
     return 2 * (tileBlocksM() + tileBlocksN()) * localK * 16;
   }
-  /// Staging units of one slice of an operand whose tile side has
-  /// `sideBlocks` blocks (texels, or 4x4 blocks where `blocks`), and how
-  /// many each work-item takes (the last ones guarded where they do not
-  /// split evenly).
-  constexpr int64_t stagedUnits(int64_t sideBlocks, bool blocks) const {
-    return sideBlocks * kBlocks() * (blocks ? 1 : 4);
-  }
-  constexpr int64_t unitsPerItem(int64_t sideBlocks, bool blocks) const {
-    return (stagedUnits(sideBlocks, blocks) + items() - 1) / items();
-  }
   /// Work-group tiles along C's m or n side of `range` elements, and staged
   /// slices along a k of `range`: the last ones ragged where the range does
   /// not divide (the kernel zeroes what lies beyond it and stores nothing
@@ -374,7 +364,6 @@ inline std::string executionFields(const ExecutionModel &e) {
   return s;
 }
 
-/// `[group_items, item_blocks, local_k]`.
 /// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
 /// group is not square.
 inline std::string tileText(const GemmTile &t) {
@@ -384,8 +373,7 @@ inline std::string tileText(const GemmTile &t) {
 }
 
 /// `[[min_outputs, group_items, item_blocks, local_k(, group_rows)], ...]`
-/// (cs: any range
-/// of GemmTileClass).
+/// (cs: any range of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";
   for (const GemmTileClass &c : cs)

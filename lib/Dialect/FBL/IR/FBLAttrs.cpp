@@ -19,7 +19,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -593,6 +592,14 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   return success();
 }
 
+/// The tile `[group_items, item_blocks, local_k(, group_rows)]` spells, or
+/// none for another count of numbers.
+static std::optional<::fbl::target::GemmTile> gemmTileOf(ArrayRef<int64_t> v) {
+  if (v.size() != 3 && v.size() != 4)
+    return std::nullopt;
+  return ::fbl::target::GemmTile{v[0], v[1], v[2], v.size() == 4 ? v[3] : 0};
+}
+
 Attribute TargetAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
@@ -603,9 +610,10 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::optional<int64_t> ints[7];
   std::optional<bool> fp16, localTiledGemm, halfStorage;
   std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
-  SmallVector<int64_t> line, wg, tile;
+  SmallVector<int64_t> line, wg;
+  std::optional<::fbl::target::GemmTile> tile;
   SmallVector<::fbl::target::GemmTileClass> classes;
-  bool hasLine = false, hasWg = false, hasTile = false, hasClasses = false;
+  bool hasLine = false, hasWg = false, hasClasses = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
                                   "max_image_layers",  "max_buffer_bytes",
                                   "cache_bytes",       "cache_ways",
@@ -640,12 +648,12 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
        : key == "local_tiled_gemm" ? localTiledGemm
                                    : halfStorage) = b == "true";
     } else if (key == "gemm_tile") {
-      hasTile = true;
+      SmallVector<int64_t> v;
       if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            return parser.parseInteger(tile.emplace_back());
+            return parser.parseInteger(v.emplace_back());
           }))
         return {};
-      if (tile.size() != 3 && tile.size() != 4) {
+      if (!(tile = gemmTileOf(v))) {
         parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
                                  "local_k] or [group_items, item_blocks, "
                                  "local_k, group_rows]");
@@ -661,14 +669,16 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                           return parser.parseInteger(c.emplace_back());
                         }))
                   return failure();
-                if (c.size() != 4 && c.size() != 5)
+                std::optional<::fbl::target::GemmTile> t;
+                if (!c.empty())
+                  t = gemmTileOf(ArrayRef<int64_t>(c).drop_front());
+                if (!t)
                   return ParseResult(parser.emitError(
                       keyLoc,
                       "gemm_tile_classes needs [min_outputs, "
                       "group_items, item_blocks, local_k(, group_rows)] "
                       "entries"));
-                classes.push_back(
-                    {c[0], {c[1], c[2], c[3], c.size() == 5 ? c[4] : 0}});
+                classes.push_back({c[0], *t});
                 return success();
               }))
         return {};
@@ -729,8 +739,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
       localTiledGemm ? *localTiledGemm : preset && preset.getLocalTiledGemm(),
       model, halfStorage ? *halfStorage : preset && preset.getHalfStorage(),
-      hasTile  ? ::fbl::target::GemmTile{tile[0], tile[1], tile[2],
-                                        tile.size() == 4 ? tile[3] : 0}
+      tile     ? *tile
       : preset ? preset.getGemmTile()
                : ::fbl::target::kDefaultGemmTile,
       hasClasses ? ArrayRef<::fbl::target::GemmTileClass>(classes)

@@ -363,36 +363,34 @@ namespace {
 /// tile, in runs of 8 neighbouring blocks (the stores of neighbouring
 /// work-items fall on consecutive texels of one row), else whole 4x4 blocks
 /// transposed in registers, in the image's order, each row's blocks
-/// permuted (swizzled()). Both were measured against the other ways on the
-/// H200 (docs/benchmarks.md).
+/// permuted (`staging.swizzled`). Both were measured against the other ways
+/// on the H200 (docs/benchmarks.md).
 struct LocalTile {
   const GemmOperand *x;
-  /// The loop along the work-group tile (m for A, n for B), where the
-  /// group's tile starts along it, and its blocks along it.
+  /// The loop along the work-group tile (m for A, n for B) and where the
+  /// group's tile starts along it.
   unsigned tileLoop;
   Value tileStart;
-  int64_t sideBlocks;
   ::fbl::cost::LocalGemmStaging staging;
-  /// memref<2 x local_k x sideBlocks x vector<4xf32>, 3>.
+  /// memref<2 x local_k x blocks along the tile x vector<4xf32>, 3>.
   Value buffers;
-  /// Whole blocks are staged in the image's order, so neighbouring
-  /// work-items store into different rows (a block's k) of one column: each
-  /// row's blocks are permuted by an XOR with an even number that differs
-  /// between the 4 rows of a block and between neighbouring blocks' rows,
-  /// which puts those stores on different banks and keeps the loads of one
-  /// row a permutation of aligned groups of 8 texels.
-  bool swizzled() const { return staging.wholeBlocks && sideBlocks % 8 == 0; }
+  /// Where staging.swizzled (whole blocks staged in the image's order:
+  /// neighbouring work-items store into different rows, a block's k, of one
+  /// column), each row's blocks are permuted by an XOR with an even number
+  /// that differs between the 4 rows of a block and between neighbouring
+  /// blocks' rows, which puts those stores on different banks and keeps the
+  /// loads of one row a permutation of aligned groups of 8 texels.
   /// The XOR of row `row`'s blocks.
   static int64_t swizzleOf(int64_t row) { return 2 * ((row + row / 4) % 4); }
   /// Where block `blk` of row `row` sits in the row.
   Value place(Addressing &ad, Value row, Value blk) const {
-    if (!swizzled())
+    if (!staging.swizzled)
       return blk;
     Value s = ad.mul(ad.rem(ad.add(row, ad.div(row, 4)), 4), 2);
     return arith::XOrIOp::create(ad.b, ad.loc, blk, s);
   }
   Value place(Addressing &ad, int64_t row, Value blk) const {
-    if (!swizzled() || swizzleOf(row) == 0)
+    if (!staging.swizzled || swizzleOf(row) == 0)
       return blk;
     return arith::XOrIOp::create(ad.b, ad.loc, blk, ad.c(swizzleOf(row)));
   }
@@ -424,7 +422,7 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
                                int64_t sideBlocks,
                                const ::fbl::target::GemmTile &tile) {
   const GemmMatch &g = gb.g;
-  LocalTile t{&x, tileLoop, tileStart, sideBlocks, {}, {}};
+  LocalTile t{&x, tileLoop, tileStart, {}, {}};
   t.staging = ::fbl::cost::localGemmStaging(
       accessOf(x), tileLoop, g.kLoop, x.rowLoop, x.colLoop, g.ranges.size(),
       tile.kBlocks(), sideBlocks);
@@ -447,9 +445,9 @@ static SmallVector<StagedTexel> readSlice(GemmKernelBuilder &gb,
   OpBuilder &b = gb.b;
   bool whole = t.staging.wholeBlocks;
   const std::array<int, 3> &order = t.staging.order;
-  int64_t units = tile.stagedUnits(t.sideBlocks, whole);
+  int64_t units = t.staging.units();
   SmallVector<StagedTexel> staged;
-  for (int64_t r = 0; r < tile.unitsPerItem(t.sideBlocks, whole); ++r) {
+  for (int64_t r = 0; r < t.staging.unitsPerItem(tile.items()); ++r) {
     Value unit = ad.add(flat, ad.c(r * tile.items()));
     // Where the units do not split evenly, the last round's extra
     // work-items read the last unit and store nothing.
