@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
 
-  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K[,R];...]
+  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K[,R[,S]];...]
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
@@ -28,7 +28,10 @@ Candidates come from a fixed grid (groups of 64-256 work-items, 4-32 a
 side along n and along m, 1-2 blocks of 4x4 per work-item, k slices 8-32
 deep); those the target's verifier refuses (work-group size, 32 KiB of
 local memory) are reported and skipped. A tile is [group_items,
-item_blocks, local_k, group_rows]; --tiles takes G,B,K for a square group.
+item_blocks, local_k, group_rows, swizzle] (swizzle 1: an operand packed
+along k staged in whole blocks in the image's order, each local row's
+blocks XOR-permuted; 0: in runs of 8 blocks; the grid takes both);
+--tiles takes G,B,K for a square group, swizzle 1 unless given.
 Only tiles that divide every shape are kept, so no run falls back to
 another tile. Runs on the device machine with the Python there (no MLIR
 needed for `run`).
@@ -48,18 +51,22 @@ LAYOUTS = ("channel_packed", "rtile")
 
 
 def candidate_tiles():
-    """[group_items, item_blocks, local_k, group_rows] worth a run on a GPU:
-    64 to 256 work-items (group_items along n, group_rows along m), at most
-    64 accumulators a work-item. Whether the target can take a tile is its
-    verifier's question (asked in `stage`)."""
-    return [[g, b, k, r] for g in (4, 8, 16, 32) for r in (4, 8, 16, 32)
-            for b in (1, 2) for k in (8, 16, 32) if 64 <= g * r <= 256]
+    """[group_items, item_blocks, local_k, group_rows, swizzle] worth a run
+    on a GPU: 64 to 256 work-items (group_items along n, group_rows along
+    m), at most 64 accumulators a work-item, both ways of staging whole
+    blocks. Whether the target can take a tile is its verifier's question
+    (asked in `stage`)."""
+    return [[g, b, k, r, s] for g in (4, 8, 16, 32) for r in (4, 8, 16, 32)
+            for b in (1, 2) for k in (8, 16, 32) for s in (1, 0)
+            if 64 <= g * r <= 256]
 
 
 def parse_tile(text):
-    """`G,B,K` (a square group) or `G,B,K,R`."""
+    """`G,B,K` (a square group), `G,B,K,R` or `G,B,K,R,S`."""
     t = [int(x) for x in text.split(",")]
-    return t if len(t) == 4 else t + [t[0]]
+    if len(t) == 3:
+        t.append(t[0])
+    return t if len(t) == 5 else t + [1]
 
 
 def lower(args, m, n, k, form, layout, tile):
@@ -71,7 +78,7 @@ def lower(args, m, n, k, form, layout, tile):
         check=True, capture_output=True, text=True).stdout
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d], "
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d], "
                     "gemm_tile_classes = []" % tuple(tile))
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
                          capture_output=True, text=True)
@@ -105,7 +112,7 @@ def stage(args):
             lowered, refused = lower(args, m, n, k, form, layout, tile)
             if refused:
                 break
-            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
+            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
             subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
                             os.path.join(args.dir, name)],
                            input=lowered, check=True, text=True)
@@ -159,7 +166,8 @@ def run(args):
     for r in results:
         by_tile.setdefault(tuple(r["tile"]), []).append(r)
     expected = len(plan["runs"]) // max(1, len({tuple(r["tile"]) for r in plan["runs"]}))
-    print("\ntile [group_items, item_blocks, local_k, group_rows]: geometric mean TFLOP/s "
+    print("\ntile [group_items, item_blocks, local_k, group_rows, swizzle]: "
+          "geometric mean TFLOP/s "
           "(min over shape/form/layout)")
     ranked = []
     for tile, rs in by_tile.items():
@@ -172,7 +180,7 @@ def run(args):
         print(f"  {list(tile)}: {gm:.2f} (min {lo:.2f})")
     if ranked:
         best = max(ranked)
-        print("best: gemm_tile = [%d, %d, %d, %d]" % best[1])
+        print("best: gemm_tile = [%d, %d, %d, %d, %d]" % best[1])
 
 
 def classes(args):
@@ -200,10 +208,10 @@ def classes(args):
         if tile != current:
             fields.append([outputs, *tile])
             current = tile
-    print("gemm_tile = [%d, %d, %d, %d]" % tuple(base))
+    print("gemm_tile = [%d, %d, %d, %d, %d]" % tuple(base))
     if fields:
         print("gemm_tile_classes = [" +
-              ", ".join("[%d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
+              ", ".join("[%d, %d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
 
 
 def main():
@@ -215,7 +223,7 @@ def main():
     s.add_argument("--target", default="nvidia-h200")
     s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
     s.add_argument("--tiles", default="",
-                   help="tiles to stage, 'G,B,K;G,B,K' (default: the candidate grid)")
+                   help="tiles to stage, 'G,B,K[,R[,S]];...' (default: the candidate grid)")
     s.add_argument("--forms", default=",".join(FORMS))
     s.add_argument("--layouts", default=",".join(LAYOUTS))
     s.add_argument("--fbl-opt", default="build/bin/fbl-opt")

@@ -21,6 +21,8 @@ packages=(
   python3-numpy
   # model layers are checked against PyTorch autograd (CPU)
   python3-torch
+  # the CLBlast GEMM reference beside fbl's in benchmarks/ (clblast_gemm)
+  libclblast-dev
 )
 
 missing=()

@@ -834,11 +834,9 @@ void fbl::cost::planReads(KernelShape &k) {
   k.output.stepsShareFetch = k.output.hoisted = false;
 }
 
-LocalGemmStaging fbl::cost::localGemmStaging(const TensorAccess &a,
-                                             int tileLoop, int kLoop,
-                                             int rowLoop, int colLoop,
-                                             size_t numLoops, int64_t kBlocks,
-                                             int64_t sideBlocks) {
+LocalGemmStaging fbl::cost::localGemmStaging(
+    const TensorAccess &a, int tileLoop, int kLoop, int rowLoop, int colLoop,
+    size_t numLoops, int64_t kBlocks, int64_t sideBlocks, bool swizzleBlocks) {
   int packedLoop = a.layout.packedDim() >= 0
                        ? a.loopOfDim[static_cast<size_t>(a.layout.packedDim())]
                        : colLoop;
@@ -876,23 +874,24 @@ LocalGemmStaging fbl::cost::localGemmStaging(const TensorAccess &a,
                    [&](int x, int y) { return stride(x) > stride(y); });
   bool whole = packedLoop != tileLoop;
   bool bankConflicts = sideBlocks % 8 == 0;
-  int64_t run = !whole && bankConflicts ? 8 : 1;
+  int64_t run = (!whole || !swizzleBlocks) && bankConflicts ? 8 : 1;
   return {order,
           whole,
           packedLoop,
           run,
-          whole && bankConflicts,
+          whole && bankConflicts && swizzleBlocks,
           {kBlocks, whole ? 1 : 4, sideBlocks / run}};
 }
 
 LocalGemmStaging fbl::cost::localGemmStaging(const KernelShape &k,
                                              unsigned input) {
   const target::GemmTile &t = k.gemmTile;
-  return input == 0
-             ? localGemmStaging(k.inputs[0], k.mLoop, k.kLoop, k.mLoop, k.kLoop,
-                                k.ranges.size(), t.kBlocks(), t.tileBlocksM())
-             : localGemmStaging(k.inputs[1], k.nLoop, k.kLoop, k.kLoop, k.nLoop,
-                                k.ranges.size(), t.kBlocks(), t.tileBlocksN());
+  return input == 0 ? localGemmStaging(k.inputs[0], k.mLoop, k.kLoop, k.mLoop,
+                                       k.kLoop, k.ranges.size(), t.kBlocks(),
+                                       t.tileBlocksM(), t.swizzleBlocks)
+                    : localGemmStaging(k.inputs[1], k.nLoop, k.kLoop, k.kLoop,
+                                       k.nLoop, k.ranges.size(), t.kBlocks(),
+                                       t.tileBlocksN(), t.swizzleBlocks);
 }
 
 KernelShape fbl::cost::relayoutKernel(const std::vector<int64_t> &shape,

@@ -46,7 +46,8 @@ def case(rng):
     if rng.random() < 0.25:
         m, n, k = (4 * int(rng.integers(1, 13)) for _ in range(3))
         return form, layout, init, (m, n, k), None
-    tile = TILES[int(rng.integers(len(TILES)))]
+    # Whole blocks staged XOR-permuted (1) or in runs (0).
+    tile = TILES[int(rng.integers(len(TILES)))] + (int(rng.integers(2)),)
     m = covered(rng, 4 * tile[3] * tile[1], 3)
     n = covered(rng, 4 * tile[0] * tile[1], 3)
     k = covered(rng, tile[2], 8)
@@ -71,12 +72,12 @@ def main():
                 capture_output=True, text=True, check=True).stdout
             if tile:
                 ir = ir.replace("local_tiled_gemm = true",
-                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d]" % tile)
+                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d]" % tile)
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%d, %d, %d, %d]" % tile if tile else "register")
+                "tile [%d, %d, %d, %d, %d]" % tile if tile else "register")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")
                 failed += 1

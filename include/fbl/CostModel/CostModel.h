@@ -243,9 +243,9 @@ void planReads(KernelShape &k);
 /// blocks, neighbouring work-items would store into different rows of one
 /// column of the local tile (one bank): work-items staging texels take runs
 /// of `run` = 8 neighbouring blocks, so that their stores fall on
-/// consecutive texels of one row; whole blocks go one at a time and the
-/// kernel permutes each local row's blocks instead (`swizzled`), which the
-/// H200 ran faster. The runs, then
+/// consecutive texels of one row; whole blocks go in runs too, or one at a
+/// time with the kernel permuting each local row's blocks instead
+/// (`swizzled`), as `swizzleBlocks` (the tile's) says. The runs, then
 /// `order` lists (kblk, o, blk-run) 0, 1, 2 slowest first: the one whose
 /// step moves least in the image (layers, then rows, then columns) goes
 /// fastest, so that a warp reads a compact patch of the image. Both the
@@ -274,7 +274,7 @@ struct LocalGemmStaging {
 LocalGemmStaging localGemmStaging(const TensorAccess &a, int tileLoop,
                                   int kLoop, int rowLoop, int colLoop,
                                   size_t numLoops, int64_t kBlocks,
-                                  int64_t sideBlocks);
+                                  int64_t sideBlocks, bool swizzleBlocks);
 /// The staging of the local-tiled GEMM `k`'s A (`input` 0) or B (1).
 LocalGemmStaging localGemmStaging(const KernelShape &k, unsigned input);
 

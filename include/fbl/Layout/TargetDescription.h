@@ -118,7 +118,10 @@ inline double launchTimeNs(const ExecutionModel &e, const LaunchWork &w) {
                         w.misses * double(e.missPs) +
                         w.writes * double(e.writePs) +
                         w.multiplies * double(e.multiplyFs) / 1000.0;
-  double throughput = throughputPs / 1000.0 / double(units);
+  // Work-groups are alike: the compute unit that takes the most of them
+  // (the last wave's) ends the launch.
+  int64_t busiest = (groups + units - 1) / units;
+  double throughput = throughputPs / 1000.0 / double(groups) * double(busiest);
   double latency = double(rounds) * w.itemAccesses * double(e.stepPs) / 1000.0;
   return double(e.launchNs) + std::max(throughput, latency);
 }
@@ -131,9 +134,14 @@ inline constexpr int64_t kMinLocalMemoryBytes = 32 * 1024;
 /// groupItems work-items along n (x) by rows() along m (y), each computing
 /// itemBlocks x itemBlocks 4x4 blocks of C, so that a group covers a
 /// tileM() x tileN() tile of C, and localK-deep slices of A and B staged in
-/// local memory per step. groupRows 0 is a square group.
+/// local memory per step. groupRows 0 is a square group. An operand packed
+/// along k is staged in whole 4x4 blocks: in the image's order with each
+/// local row's blocks XOR-permuted (swizzleBlocks), or in runs of 8
+/// neighbouring blocks as texel-staged operands are; which is faster
+/// depends on the shape (docs/Kernels.md), so the tuning records it.
 struct GemmTile {
   int64_t groupItems = 8, itemBlocks = 2, localK = 16, groupRows = 0;
+  bool swizzleBlocks = true;
 
   constexpr int64_t rows() const { return groupRows ? groupRows : groupItems; }
   constexpr int64_t cols() const { return groupItems; }
@@ -178,7 +186,7 @@ struct GemmTile {
   constexpr const char *invalidReason() const {
     if (groupItems < 1 || itemBlocks < 1 || localK < 4 || groupRows < 0)
       return "gemm_tile needs positive [group_items, item_blocks, local_k"
-             "(, group_rows)] with local_k >= 4";
+             "(, group_rows(, swizzle))] with local_k >= 4";
     if (localK % 4)
       return "gemm_tile's local_k must be a multiple of 4";
     // Bounds that keep every product of the tile's sizes in range.
@@ -188,7 +196,8 @@ struct GemmTile {
   }
   constexpr bool operator==(const GemmTile &o) const {
     return groupItems == o.groupItems && itemBlocks == o.itemBlocks &&
-           localK == o.localK && rows() == o.rows();
+           localK == o.localK && rows() == o.rows() &&
+           swizzleBlocks == o.swizzleBlocks;
   }
 };
 
@@ -315,9 +324,12 @@ inline const TargetDescription kPresets[] = {
      // [8, 2, 16] from 1M: with k-major local tiles the best of nine tiles
      // (square and 8x16, 16x8 groups) at 512x2048, 2048^2 and ViT's
      // 6400x768 and 6400x3072 (34.1, 37.6 and 43.8 TFLOP/s geometric means,
-     // against 31.7, 33.7, 39.0 for [8, 2, 16, 16]).
+     // against 31.7, 33.7, 39.0 for [8, 2, 16, 16]). Whole blocks in runs
+     // from 4.5M elements ("Split-K and staging by shape class"): at
+     // ViT's 6336x768 and 6336x3072 37.7 and 40.2 TFLOP/s against 33.5 and
+     // 36.0 with XOR-permuted rows, at 2048^2 40.2 against 42.2.
      {8, 1, 16},
-     {{1 << 20, {8, 2, 16}}}},
+     {{1 << 20, {8, 2, 16}}, {4718592, {8, 2, 16, 0, false}}}},
 };
 
 /// The preset called `name`, or null.
@@ -365,14 +377,17 @@ inline std::string executionFields(const ExecutionModel &e) {
 }
 
 /// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
-/// group is not square.
+/// group is not square or `, 0` follows (blocks staged in runs).
 inline std::string tileText(const GemmTile &t) {
+  bool rows = t.rows() != t.cols() || !t.swizzleBlocks;
   return "[" + std::to_string(t.groupItems) + ", " +
          std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) +
-         (t.rows() != t.cols() ? ", " + std::to_string(t.rows()) : "") + "]";
+         (rows ? ", " + std::to_string(t.rows()) : "") +
+         (t.swizzleBlocks ? "" : ", 0") + "]";
 }
 
-/// `[[min_outputs, group_items, item_blocks, local_k(, group_rows)], ...]`
+/// `[[min_outputs, group_items, item_blocks, local_k(, group_rows(,
+/// swizzle))], ...]`
 /// (cs: any range of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";

@@ -116,6 +116,20 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8
 
 // -----
 
+// A fifth number 0 stages whole blocks in runs (1, XOR-permuted rows, is
+// the default and prints as nothing).
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 2, 16, 8, 0], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16, 16, 0], [4194304, 8, 2, 16]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 0], gemm_tile_classes = [[1048576, 8, 2, 16, 16, 0], [4194304, 8, 2, 16, 8, 1]]>} {
+}
+
+// -----
+
+// CHECK: module attributes {fbl.target = #fbl.target<"pocl-cpu">}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1]>} {
+}
+
+// -----
+
 // gemm_tile_classes: larger GEMMs' tiles, printed when they differ from the
 // preset's, and parsed back the same.
 // CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 1, 16], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 8]]{{.*}}>

@@ -25,6 +25,9 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fbl-split-reductions"
 
 namespace mlir::fbl {
 #define GEN_PASS_DEF_FBLSPLITREDUCTIONSPASS
@@ -335,6 +338,9 @@ static int64_t cheapestSplit(RewriterBase &rewriter, linalg::GenericOp op,
     build(candidate);
     rewriter.setListener(previous);
     double ns = modelledTimeNs(created.ops, target, device);
+    LLVM_DEBUG(llvm::dbgs()
+               << "split " << op->getLoc() << " into " << candidate << ": "
+               << ns << " ns (best so far " << best << ")\n");
     if (ns < best) {
       best = ns;
       bestCandidate = candidate;

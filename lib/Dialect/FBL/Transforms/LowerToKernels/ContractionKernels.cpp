@@ -362,9 +362,10 @@ namespace {
 /// the cost model traces): texels where the operand is packed along the
 /// tile, in runs of 8 neighbouring blocks (the stores of neighbouring
 /// work-items fall on consecutive texels of one row), else whole 4x4 blocks
-/// transposed in registers, in the image's order, each row's blocks
-/// permuted (`staging.swizzled`). Both were measured against the other ways
-/// on the H200 (docs/benchmarks.md).
+/// transposed in registers: in the image's order, each row's blocks
+/// permuted (`staging.swizzled`), or in runs as texels are, as the tile
+/// says (`swizzleBlocks`; the H200 runs 2048x2048 NT GEMMs faster the first
+/// way and ViT's 6336-row GEMMs the second, docs/benchmarks.md).
 struct LocalTile {
   const GemmOperand *x;
   /// The loop along the work-group tile (m for A, n for B) and where the
@@ -425,7 +426,7 @@ static LocalTile makeLocalTile(GemmKernelBuilder &gb, const GemmOperand &x,
   LocalTile t{&x, tileLoop, tileStart, {}, {}};
   t.staging = ::fbl::cost::localGemmStaging(
       accessOf(x), tileLoop, g.kLoop, x.rowLoop, x.colLoop, g.ranges.size(),
-      tile.kBlocks(), sideBlocks);
+      tile.kBlocks(), sideBlocks, tile.swizzleBlocks);
   auto type = MemRefType::get({2, tile.localK, sideBlocks}, gb.texelType,
                               AffineMap(), gb.b.getI64IntegerAttr(3));
   t.buffers = memref::AllocaOp::create(gb.b, gb.loc, type);
