@@ -347,7 +347,9 @@ def FBLSplitReductionsPass
     statistics. Named contractions (the forward pass's `linalg.matmul`) are
     asked about through a generic clone and become their generic form only
     where they split. On pocl-cpu, whose work-items wait on no memory
-    latency worth hiding, the model keeps one stage. Deciding from 256
+    latency worth hiding, the model splits only to fill the last wave of
+    its 2 cores (a 780 x 8 adapter gradient in 3 chunks: 25 work-groups
+    unsplit). Deciding from 256
     iterations rather than 2048 took the H200's ViT-base LoRA step from 116
     to 108 ms and the UNet's from 113 to 102 (two alternating rounds in one
     call, docs/benchmarks.md), and the full UNet step's from 104.1 to 92.8
