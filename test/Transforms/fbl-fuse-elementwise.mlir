@@ -117,3 +117,42 @@ func.func @into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// A named elementwise consumer (the linalg.add that sums two gradient
+// contributions) takes its single-use producers too: the row broadcast and
+// the scaling become one generic with the add.
+// CHECK-LABEL: func.func @into_named_add
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.add
+// CHECK: return %[[G]]
+#id2 = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (i)>
+func.func @into_named_add(%x: tensor<4x8xf32>, %r: tensor<4xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %s = linalg.add ins(%x, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// A named transpose stays as written (fbl-fold-index-transforms reads it).
+// CHECK-LABEL: func.func @transpose_stays
+// CHECK: linalg.transpose
+func.func @transpose_stays(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.transpose ins(%x : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+  return %t : tensor<8x4xf32>
+}

@@ -236,7 +236,13 @@ def FBLFuseElementwisePass
     nothing is computed twice), and contractions are never fusion consumers
     (their body stays `acc + a * b`, which the register-tiled GEMM kernel
     needs). A chain such as bias-add, GELU and scale becomes one op, hence
-    one kernel after fbl-lower-to-kernels. The training pipeline runs it
+    one kernel after fbl-lower-to-kernels. Named elementwise ops over
+    whole operands (`linalg.add`, `linalg.mul`, ...; not fills, transposes
+    or broadcasts) become `linalg.generic` first, so that they take their
+    producers too: autodiff sums two gradient contributions with
+    `linalg.add`, and ViT-B/16's full step had 97 such adds, each reading a
+    broadcast or elementwise result that another kernel had written (129
+    fewer kernels a step). The training pipeline runs it
     after fbl-decompose-aggregates, before classification and layout
     selection, so layouts are chosen for the fused graph.
 
