@@ -873,14 +873,13 @@ LocalGemmStaging fbl::cost::localGemmStaging(
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return stride(x) > stride(y); });
   bool whole = packedLoop != tileLoop;
+  // Neighbouring work-items would store into one bank: runs of 8 blocks,
+  // or, for whole blocks where the tile asks, XOR-permuted rows instead.
   bool bankConflicts = sideBlocks % 8 == 0;
-  int64_t run = (!whole || !swizzleBlocks) && bankConflicts ? 8 : 1;
-  return {order,
-          whole,
-          packedLoop,
-          run,
-          whole && bankConflicts && swizzleBlocks,
-          {kBlocks, whole ? 1 : 4, sideBlocks / run}};
+  bool swizzled = whole && swizzleBlocks && bankConflicts;
+  int64_t run = bankConflicts && !swizzled ? 8 : 1;
+  return {order, whole,    packedLoop,
+          run,   swizzled, {kBlocks, whole ? 1 : 4, sideBlocks / run}};
 }
 
 LocalGemmStaging fbl::cost::localGemmStaging(const KernelShape &k,

@@ -363,9 +363,8 @@ namespace {
 /// tile, in runs of 8 neighbouring blocks (the stores of neighbouring
 /// work-items fall on consecutive texels of one row), else whole 4x4 blocks
 /// transposed in registers: in the image's order, each row's blocks
-/// permuted (`staging.swizzled`), or in runs as texels are, as the tile
-/// says (`swizzleBlocks`; the H200 runs 2048x2048 NT GEMMs faster the first
-/// way and ViT's 6336-row GEMMs the second, docs/benchmarks.md).
+/// permuted (`staging.swizzled`), or in runs as texels are, as the tile's
+/// swizzleBlocks says.
 struct LocalTile {
   const GemmOperand *x;
   /// The loop along the work-group tile (m for A, n for B) and where the
