@@ -11,7 +11,11 @@ the model's parameter shapes; prints the median step time of CUDA events,
 tokens/s and the peak of allocated CUDA memory.
 
   llm_step_torch.py --config C.json --params P.json --seq S --batch B \
-      [--lora RANK,ALPHA] [--steps 30] [--warmup 5] [--device cuda]
+      [--lora RANK,ALPHA] [--steps 30] [--warmup 5] [--device cuda] [--profile]
+
+--profile also prints the CUDA kernel time of one more step, GEMM kernels
+(cuBLAS/CUTLASS: names with gemm, xmma or cutlass) apart from the rest, to
+set beside `fbl-run --profile` and benchmarks/gemm_profile.py.
 
 P.json lists [name, dims] of the model's parameters, or [name, dims,
 trainable] of all its weights (stage_llm.sh and stage_real_configs.sh write
@@ -37,6 +41,41 @@ import vit_reference  # noqa: E402
 import whisper_reference  # noqa: E402
 
 
+GEMM_KERNEL = re.compile(r"gemm|xmma|cutlass", re.IGNORECASE)
+
+
+def step(opt, model_loss):
+    opt.zero_grad(set_to_none=True)
+    loss = model_loss()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def print_kernel_times(run):
+    """Sums of one step's CUDA kernel times, GEMMs apart, and the largest
+    kernels of each kind."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    kinds = {"gemm": [0.0, 0], "other": [0.0, 0]}
+    rows = []
+    for e in prof.key_averages():
+        us = e.self_device_time_total if hasattr(e, "self_device_time_total") \
+            else e.self_cuda_time_total
+        if us <= 0 or e.count == 0:
+            continue
+        kind = "gemm" if GEMM_KERNEL.search(e.key) else "other"
+        kinds[kind][0] += us / 1000
+        kinds[kind][1] += e.count
+        rows.append((us / 1000, e.count, kind, e.key[:90]))
+    for kind, (ms, n) in kinds.items():
+        print(f"torch profile: {kind} kernels {ms:.2f} ms in {n} launches")
+    for ms, n, kind, name in sorted(rows, reverse=True)[:25]:
+        print(f"  {ms:8.3f} ms {n:5d} {kind:5s} {name}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--config", required=True)
@@ -47,6 +86,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--device", default="cuda")
     p.add_argument("--lora", default="", help="RANK,ALPHA of the adapters")
+    p.add_argument("--profile", action="store_true",
+                   help="print one step's GEMM and other kernel times")
     args = p.parse_args()
     lora = tuple(float(v) for v in args.lora.split(",")) if args.lora else None
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -118,14 +159,13 @@ def main():
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        opt.zero_grad(set_to_none=True)
-        loss = model_loss()
-        loss.backward()
-        opt.step()
+        loss = step(opt, model_loss)
         end.record()
         torch.cuda.synchronize()
         if i >= args.warmup:
             times.append(start.elapsed_time(end))
+    if args.profile:
+        print_kernel_times(lambda: step(opt, model_loss))
     median = statistics.median(times)
     print(f"torch: loss {loss.item():.4f}, median step {median:.3f} ms "
           f"over {args.steps} steps, {args.batch * args.seq / (median / 1000):.0f} tokens/s, "

@@ -4,7 +4,8 @@
 # fbl-run (random weights and tokens, median of the steps), then the PyTorch
 # eager reference of the same model and trainable set, side by side.
 # Writes $OUT/real-configs.log (FBL_STAGE: another staging folder, its log
-# named after it; FBL_NO_TORCH=1 leaves the PyTorch runs out).
+# named after it; FBL_NO_TORCH=1 leaves the PyTorch runs out; FBL_TORCH_PROFILE=1
+# adds its kernel times, GEMMs apart).
 #   real_configs_device_run.sh [ITERATIONS] [STAGED...]   (default: all, LoRA first)
 set -uo pipefail
 stage=${FBL_STAGE:-.device/stage/real}
@@ -33,7 +34,7 @@ read -r seq batch < "$stage/shape.txt"
     [ "${FBL_NO_TORCH:-0}" = 1 ] && continue
     lora=""
     case "$dir" in *-lora) lora="--lora 8,16" ;; esac
-    timeout 300 python3 benchmarks/llm_step_torch.py --config "$dir/config.json" \
+    timeout 300 python3 benchmarks/llm_step_torch.py --config "$dir/config.json" ${FBL_TORCH_PROFILE:+--profile} \
       --params "$dir/params.json" --seq "$seq" --batch "$batch" $lora --steps 10 --warmup 3
   done
 } 2>&1 | tee "$log"

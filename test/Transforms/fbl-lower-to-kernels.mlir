@@ -525,7 +525,8 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // Scatter loop: the column loop indexes every access of the buffer, so its
 // 4 iterations are the work-items; each copies its column of the initial
-// buffer, then runs the row loop in place.
+// buffer, then runs the row loop in place. A target that runs only 4
+// work-items at once gets no more.
 
 // CHECK-LABEL: func.func @scatter_add(
 // CHECK-SAME:    %[[G:[^:]+]]: tensor<5x4xf32
@@ -534,8 +535,12 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK:         fbl.dispatch @k0_scatter ins(%[[INIT]], %[[IDS]], %[[G]] : {{.*}}) outs(%{{.+}} : tensor<6x4xf32, #fbl.buffer>) grid [4, 1, 1] workgroup [4, 1, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KINIT:arg[0-9]+]]: {{.*}}, %[[KIDS:arg[0-9]+]]: {{.*}}, %[[KG:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[COL:.+]] = fbl.work_item_id 0
+// CHECK-NEXT:      %[[CHUNK:.+]] = fbl.work_item_id 1
+// CHECK-NEXT:      %[[NCHUNKS:.+]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[INCHUNK:.+]] = arith.cmpi ult, %[[CHUNK]], %[[NCHUNKS]] : index
 // CHECK-NEXT:      %[[NCOLS:.+]] = arith.constant 4 : index
-// CHECK-NEXT:      %[[IN:.+]] = arith.cmpi ult, %[[COL]], %[[NCOLS]] : index
+// CHECK-NEXT:      %[[INCOL:.+]] = arith.cmpi ult, %[[COL]], %[[NCOLS]] : index
+// CHECK-NEXT:      %[[IN:.+]] = arith.andi %[[INCOL]], %[[INCHUNK]] : i1
 // CHECK-NEXT:      scf.if %[[IN]] {
 // CHECK:             %[[ROWS:.+]] = arith.constant 6 : index
 // CHECK:             scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step %{{.+}} {
@@ -553,8 +558,70 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-NEXT:      }
 
 #pc = #fbl.channel_packed<packed = 1>
-module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+module attributes {fbl.target = #fbl.target<"pocl-cpu", compute_units = 1, resident_items = 4>} {
   func.func @scatter_add(%g: tensor<5x4xf32, #pc>, %ids: tensor<5xi64, #fbl.buffer>, %init: tensor<6x4xf32, #fbl.buffer>) -> tensor<6x4xf32, #fbl.buffer> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    %0 = scf.for %i = %c0 to %c5 step %c1 iter_args(%t = %init) -> (tensor<6x4xf32, #fbl.buffer>) {
+      %1 = scf.for %j = %c0 to %c4 step %c1 iter_args(%u = %t) -> (tensor<6x4xf32, #fbl.buffer>) {
+        %id = tensor.extract %ids[%i] : tensor<5xi64, #fbl.buffer>
+        %row = arith.index_cast %id : i64 to index
+        %v = tensor.extract %g[%i, %j] : tensor<5x4xf32, #pc>
+        %old = tensor.extract %u[%row, %j] : tensor<6x4xf32, #fbl.buffer>
+        %s = arith.addf %old, %v : f32
+        %ins = tensor.insert %s into %u[%row, %j] : tensor<6x4xf32, #fbl.buffer>
+        scf.yield %ins : tensor<6x4xf32, #fbl.buffer>
+      }
+      scf.yield %1 : tensor<6x4xf32, #fbl.buffer>
+    }
+    return %0 : tensor<6x4xf32, #fbl.buffer>
+  }
+}
+
+// -----
+
+// The same scatter where the target runs more work-items at once than the
+// table has columns: every access indexes the rows with the token's id, so
+// the rows split into chunks too (here 6 of one row; the grid rounded up to
+// whole work-groups). Each work-item copies its chunk's rows of its column,
+// then scans every token, reading and writing only the rows of its chunk:
+// an id outside (below zero too, compared unsigned) reads the chunk's first
+// row and writes nothing.
+
+// CHECK-LABEL: func.func @scatter_add_chunks(
+// CHECK:         fbl.dispatch @k0_scatter {{.*}} grid [4, 8, 1] workgroup [4, 8, 1]
+// CHECK:           %[[COL:.+]] = fbl.work_item_id 0
+// CHECK-NEXT:      %[[CHUNK:.+]] = fbl.work_item_id 1
+// CHECK-NEXT:      %[[NCHUNKS:.+]] = arith.constant 6 : index
+// CHECK:           scf.if
+// CHECK:             %[[ONE:.+]] = arith.constant 1 : index
+// CHECK-NEXT:        %[[PAST:.+]] = arith.addi %[[CHUNK]], %[[ONE]] : index
+// CHECK-NEXT:        %[[NROWS:.+]] = arith.constant 6 : index
+// CHECK-NEXT:        %[[NROWS2:.+]] = arith.constant 6 : index
+// CHECK-NEXT:        %[[SHORT:.+]] = arith.cmpi ult, %[[PAST]], %[[NROWS2]] : index
+// CHECK-NEXT:        %[[END:.+]] = arith.select %[[SHORT]], %[[PAST]], %[[NROWS]] : index
+// CHECK:             scf.for
+// CHECK:               fbl.load_element
+// CHECK-NEXT:          fbl.store_element
+// CHECK-NEXT:        }
+// CHECK:             scf.for
+// CHECK:               %[[ID:.+]] = fbl.load_element
+// CHECK-NEXT:          %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:               %[[FROM:.+]] = arith.subi %[[ROW]], %[[CHUNK]] : index
+// CHECK-NEXT:          %[[SIZE:.+]] = arith.subi %[[END]], %[[CHUNK]] : index
+// CHECK-NEXT:          %[[MINE:.+]] = arith.cmpi ult, %[[FROM]], %[[SIZE]] : index
+// CHECK-NEXT:          %[[AT:.+]] = arith.select %[[MINE]], %[[ROW]], %[[CHUNK]] : index
+// CHECK:               fbl.load_element %{{.+}}[%{{.+}}] : tensor<6x4xf32, #fbl.buffer>
+// CHECK:               %[[MINE2:.+]] = arith.cmpi ult
+// CHECK-NEXT:          arith.select %[[MINE2]], %[[ROW]], %[[CHUNK]] : index
+// CHECK-NEXT:          scf.if %[[MINE2]] {
+// CHECK:                 fbl.store_element
+
+#pc = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @scatter_add_chunks(%g: tensor<5x4xf32, #pc>, %ids: tensor<5xi64, #fbl.buffer>, %init: tensor<6x4xf32, #fbl.buffer>) -> tensor<6x4xf32, #fbl.buffer> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
