@@ -278,8 +278,8 @@ private:
     // An epilogue's inputs: their blocks at the output's, once.
     for (unsigned e = 2; e < k.inputs.size(); ++e)
       block(e, k.inputs[e], k.mLoop, k.nLoop, loops, reads);
-    int64_t steps =
-        std::min(k.ranges[static_cast<size_t>(k.kLoop)] / 4, d.sampledSteps);
+    int64_t steps = std::min(ceilDiv(k.ranges[static_cast<size_t>(k.kLoop)], 4),
+                             d.sampledSteps);
     for (int64_t s = 0; s < steps; ++s) {
       loops[static_cast<size_t>(k.kLoop)] = 4 * s;
       block(0, k.inputs[0], k.mLoop, k.kLoop, loops, reads);
@@ -497,7 +497,7 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
       const target::GemmTile &t = k.gemmTile;
       return {t.tilesAlongN(n) * t.cols(), t.tilesAlongM(m) * t.rows(), batch};
     }
-    return {n / 4, m / 4, batch};
+    return {ceilDiv(n, 4), ceilDiv(m, 4), batch};
   }
   }
   return {1, 1, 1};
@@ -641,7 +641,7 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
   case KernelKind::RegisterTiledGemm:
   case KernelKind::LocalTiledGemm: {
     bool local = k.kind == KernelKind::LocalTiledGemm;
-    int64_t k4 = k.ranges[static_cast<size_t>(k.kLoop)] / 4;
+    int64_t k4 = ceilDiv(k.ranges[static_cast<size_t>(k.kLoop)], 4);
     // Local tiles: each work-item stages its share of every slice. The
     // init and an epilogue's inputs: each block of the work-item once.
     const target::GemmTile &t = k.gemmTile;
@@ -751,7 +751,7 @@ KernelCost fbl::cost::launchCost(const KernelShape &k,
   case KernelKind::RegisterTiledGemm:
   case KernelKind::LocalTiledGemm:
   case KernelKind::BlockTranspose:
-    c.writes = elements / 4;
+    c.writes = ceilDiv(elements, 4);
     break;
   }
   c.writes *= k.outputs;

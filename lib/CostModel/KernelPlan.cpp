@@ -95,8 +95,6 @@ std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op,
   for (unsigned l = 0; l < iters.size(); ++l)
     if (iters[l] == utils::IteratorType::reduction)
       kLoop = l;
-  if (g.ranges[mLoop] % 4 || g.ranges[nLoop] % 4 || g.ranges[kLoop] % 4)
-    return std::nullopt;
   auto packedLoop = [&](unsigned operand,
                         AffineMap map) -> std::optional<unsigned> {
     auto type = cast<RankedTensorType>(op->getOperand(operand).getType());

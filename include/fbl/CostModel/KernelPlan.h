@@ -112,7 +112,8 @@ using OperandLayouts = ArrayRef<Attribute>;
 /// Matches `op` as a contraction the GEMM kernels handle when its operands
 /// are read in `layouts`: the body is acc + a * b, every operand an image
 /// packed along a dim that a blocked loop walks, with tiles aligned to the
-/// 4-blocks, sizes multiples of 4.
+/// 4-blocks (any sizes: the kernels mask what lies past a range that ends
+/// inside a texel).
 std::optional<GemmMatch> matchGemm(linalg::LinalgOp op, OperandLayouts layouts);
 /// matchGemm with the layouts the operand types carry.
 std::optional<GemmMatch> matchGemm(linalg::LinalgOp op);

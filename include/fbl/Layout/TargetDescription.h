@@ -171,12 +171,13 @@ struct GemmTile {
   constexpr int64_t slicesAlong(int64_t range) const {
     return (range + localK - 1) / localK;
   }
-  /// Whether the tile covers a GEMM of M x N x K (whole texels) with at
-  /// most an eighth more along each of them: more waste than that leaves
+  /// Whether the tile covers a GEMM of M x N x K, in whole texels, with
+  /// at most an eighth more along each of them: more waste than that leaves
   /// the GEMM to the register-tiled kernel.
   constexpr bool covers(int64_t m, int64_t n, int64_t k) const {
     auto close = [](int64_t range, int64_t covered) {
-      return range > 0 && (covered - range) * 8 <= range;
+      int64_t texels = (range + 3) / 4 * 4;
+      return range > 0 && (covered - texels) * 8 <= texels;
     };
     return close(m, tilesAlongM(m) * tileM()) &&
            close(n, tilesAlongN(n) * tileN()) &&

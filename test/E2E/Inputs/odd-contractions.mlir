@@ -1,7 +1,6 @@
-// Contractions whose sizes are not multiples of 4 and large enough for
-// fbl-pad-contractions (M * N * K >= 262144): an MLP with widths 70, 130, 97
-// and 66, and a batch matmul reading its B transposed over 101 positions,
-// as attention's scores over an odd sequence.
+// Contractions whose sizes are not multiples of 4: an MLP with widths 70,
+// 130, 97 and 66, and a batch matmul reading its B transposed over 101
+// positions, as attention's scores over an odd sequence.
 #id2 = affine_map<(i, j) -> (i, j)>
 #all2 = affine_map<(i, j) -> ()>
 #id3 = affine_map<(b, i, j) -> (b, i, j)>

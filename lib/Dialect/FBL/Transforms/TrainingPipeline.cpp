@@ -2,8 +2,7 @@
 //
 // The whole compile of a training step, for fbl-opt:
 //   fbl-set-target -> fbl-autodiff (forward models only) ->
-//   fbl-decompose-aggregates -> fbl-pad-contractions ->
-//   fbl-fuse-elementwise (unless fuse=false) ->
+//   fbl-decompose-aggregates -> fbl-fuse-elementwise (unless fuse=false) ->
 //   fbl-split-reductions -> fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
@@ -33,7 +32,6 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   autodiff.requireModel = true;
   pm.addPass(createFBLAutodiffPass(autodiff));
   pm.addPass(createFBLDecomposeAggregatesPass());
-  pm.addPass(createFBLPadContractionsPass());
   if (options.fuse)
     pm.addPass(createFBLFuseElementwisePass());
   pm.addPass(createFBLSplitReductionsPass());

@@ -190,42 +190,6 @@ def FBLDecomposeAggregatesPass
                            "::mlir::math::MathDialect"];
 }
 
-def FBLPadContractionsPass
-    : Pass<"fbl-pad-contractions", "::mlir::ModuleOp"> {
-  let summary = "Pads contractions to whole texels";
-  let description = [{
-    The GEMM kernels take contractions whose M, N and K are multiples of 4
-    (whole texels); any other size falls to the generic kernel, which reads
-    one element at a time: BERT's masked-LM decoder over a 30522-word
-    vocabulary, or ViT's attention over 197 tokens, ran at 1-2 TFLOP/s on
-    the H200. Each such contraction (one M, N and K loop, at least
-    `min-volume` multiply-adds) is rewritten by upstream's
-    `linalg::rewriteAsPaddedOp`: its operands padded with zeros (a zero K
-    contributes nothing) to whole texels, the padded op, the result sliced
-    back to its size. The pads become fills and inserted slices. Nothing is
-    padded beyond whole texels: the local-tiled GEMM kernel covers sizes
-    that do not divide into its tile with a ragged last tile itself, which
-    costs no copies. The training pipeline runs it after
-    fbl-decompose-aggregates.
-
-    ```mlir
-    %c = linalg.matmul ins(%a, %b : tensor<1024x768xf32>, tensor<768x30522xf32>) ...
-    // becomes
-    %bp = tensor.insert_slice %b into %zeros[0, 0] [768, 30522] [1, 1] : ... into tensor<768x30524xf32>
-    %cp = linalg.matmul ins(%a, %bp : ...) outs(... : tensor<1024x30524xf32>)
-    %c = tensor.extract_slice %cp[0, 0] [1024, 30522] [1, 1]
-    ```
-  }];
-  let options = [
-    Option<"minVolume", "min-volume", "int64_t", /*default=*/"262144",
-           "Smallest M * N * K padded (smaller contractions keep the "
-           "generic kernel)">,
-  ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
 def FBLFuseElementwisePass
     : Pass<"fbl-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuses elementwise linalg chains into their consumers";

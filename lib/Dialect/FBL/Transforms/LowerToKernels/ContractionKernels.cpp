@@ -2,7 +2,9 @@
 //
 // The GEMM kernels of fbl-lower-to-kernels, for contractions
 // C[b, m, n] (+)= A * B (matmul, batch_matmul and their transposed forms)
-// with one reduction loop k, on images, sizes multiples of 4:
+// with one reduction loop k, on images, any sizes (a range that ends inside
+// a texel, ViT's 197 tokens, is read and written in whole texels with what
+// lies past it masked, where a pad to whole texels would copy the operands):
 //
 //  - register-tiled: each work-item computes a 4x4 block of C, walks k 4 at
 //    a time, and reads A, B (and C's init) as whole texels: the 4 elements
@@ -148,19 +150,55 @@ public:
     return loops;
   }
 
+  /// Whether `loop`'s range ends inside a texel.
+  bool partial(unsigned loop) const { return g.ranges[loop] % 4 != 0; }
+
+  /// `texel` with the channels whose `loop` (from `first`, one a channel)
+  /// lies past its range zeroed.
+  Value zeroChannelsPast(Value texel, unsigned loop, Value first) {
+    SmallVector<Value> channels;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    for (int64_t ch = 0; ch < 4; ++ch) {
+      Value at = ad.add(first, ad.c(ch));
+      Value inside = ad.lt(at, g.ranges[loop]);
+      Value v = vector::ExtractOp::create(b, loc, texel, ch);
+      channels.push_back(arith::SelectOp::create(b, loc, inside, v, zero));
+    }
+    return vector::FromElementsOp::create(b, loc, texelType, channels);
+  }
+
   /// Texel `o` of `x`'s 4x4 block at loops `at` (its row and column loops
   /// at their block starts): the one at offset `o` along the unpacked dim.
+  /// Past a range that ends inside a texel: a texel past it is read at the
+  /// range's last (the image may end there) and, along k, zeroed, as are
+  /// the channels past K (zeros add nothing; past M or N they reach only
+  /// C's elements past them, which storeBlocks does not keep).
   Value readTexel(const GemmOperand &x, ArrayRef<Value> at, Value o) {
     unsigned other = x.packed == x.rowLoop ? x.colLoop : x.rowLoop;
     SmallVector<Value> loops(at.begin(), at.end());
     loops[other] = ad.add(at[other], o);
+    Value keep;
+    if (partial(other)) {
+      Value inside = ad.lt(loops[other], g.ranges[other]);
+      Value last = ad.c(g.ranges[other] - 1);
+      loops[other] =
+          arith::SelectOp::create(b, loc, inside, loops[other], last);
+      if (other == g.kLoop)
+        keep = inside;
+    }
     SmallVector<Value> idx;
     for (AffineExpr e : x.map.getResults())
       idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
     Value handle = kb.inputHandle(x.input);
     auto type = cast<RankedTensorType>(handle.getType());
     std::array<Value, 4> t = ad.texelOf(type, idx);
-    return LoadTexelOp::create(b, loc, texelType, handle, t[0], t[1], t[2]);
+    Value texel =
+        LoadTexelOp::create(b, loc, texelType, handle, t[0], t[1], t[2]);
+    if (keep)
+      texel = arith::SelectOp::create(b, loc, keep, texel, ad.zero(texelType));
+    if (x.packed == g.kLoop && partial(g.kLoop))
+      texel = zeroChannelsPast(texel, g.kLoop, loops[g.kLoop]);
+    return texel;
   }
 
   /// The 4x4 block of `x` held by its 4 texels: the channels run along the
@@ -228,6 +266,16 @@ public:
     return next;
   }
 
+  /// Whether `x`'s image holds texels past `loop`'s range (its tile along
+  /// the dim `loop` indexes pads it), rather than ending there.
+  bool padsAlong(const GemmOperand &x, RankedTensorType type,
+                 unsigned loop) const {
+    for (auto [d, e] : llvm::enumerate(x.map.getResults()))
+      if (cast<AffineDimExpr>(e).getPosition() == loop)
+        return layoutOf(type, type.getEncoding()).tile()[d] % 4 == 0;
+    return false;
+  }
+
   /// Whether `loop` ends inside a tile of `multiple` (a ragged edge).
   bool ragged(unsigned loop, int64_t multiple) const {
     return g.ranges[loop] % multiple != 0;
@@ -271,8 +319,28 @@ public:
         if (epilogue)
           values = applyEpilogue(values, origin);
         for (int o = 0; o < 4; ++o) {
+          OpBuilder::InsertionGuard texelGuard(b);
           SmallVector<Value> loops = origin;
           loops[other] = ad.add(origin[other], ad.c(o));
+          // A texel past a range that ends inside one: zeros where C's
+          // tiles pad the image (as every kernel leaves padding), nothing
+          // where the image ends at the range (tiles of 1).
+          if (partial(other)) {
+            Value inside = ad.lt(loops[other], g.ranges[other]);
+            if (padsAlong(out, type, other)) {
+              for (int ch = 0; ch < 4; ++ch) {
+                int i = cPacked == g.mLoop ? ch : o,
+                    j = cPacked == g.mLoop ? o : ch;
+                Value zero =
+                    arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+                values[i * 4 + j] = arith::SelectOp::create(
+                    b, loc, inside, values[i * 4 + j], zero);
+              }
+            } else {
+              auto guard = scf::IfOp::create(b, loc, inside, false);
+              b.setInsertionPointToStart(&guard.getThenRegion().front());
+            }
+          }
           SmallVector<Value> idx;
           for (AffineExpr e : out.map.getResults())
             idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
@@ -285,6 +353,9 @@ public:
           }
           Value texel =
               vector::FromElementsOp::create(b, loc, texelType, channels);
+          // Channels past the packed range are padding: zeros.
+          if (partial(cPacked))
+            texel = zeroChannelsPast(texel, cPacked, origin[cPacked]);
           StoreTexelOp::create(b, loc, texel, kb.outputHandle(), t[0], t[1],
                                t[2]);
         }
@@ -315,8 +386,8 @@ buildRegisterTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
-  int64_t mBlockCount = g.ranges[g.mLoop] / 4;
-  int64_t nBlockCount = g.ranges[g.nLoop] / 4;
+  int64_t mBlockCount = llvm::divideCeil(g.ranges[g.mLoop], 4);
+  int64_t nBlockCount = llvm::divideCeil(g.ranges[g.nLoop], 4);
   kb.begin(("k" + Twine(counter++) + "_gemm").str(), gb.outputType(),
            {nBlockCount, mBlockCount, g.batch});
   auto [bx, by, bz] = gb.workItems();
