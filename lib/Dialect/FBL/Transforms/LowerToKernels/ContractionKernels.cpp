@@ -325,17 +325,11 @@ public:
           // A texel past a range that ends inside one: zeros where C's
           // tiles pad the image (as every kernel leaves padding), nothing
           // where the image ends at the range (tiles of 1).
+          Value zeroed;
           if (partial(other)) {
             Value inside = ad.lt(loops[other], g.ranges[other]);
             if (padsAlong(out, type, other)) {
-              for (int ch = 0; ch < 4; ++ch) {
-                int i = cPacked == g.mLoop ? ch : o,
-                    j = cPacked == g.mLoop ? o : ch;
-                Value zero =
-                    arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-                values[i * 4 + j] = arith::SelectOp::create(
-                    b, loc, inside, values[i * 4 + j], zero);
-              }
+              zeroed = inside;
             } else {
               auto guard = scf::IfOp::create(b, loc, inside, false);
               b.setInsertionPointToStart(&guard.getThenRegion().front());
@@ -353,6 +347,9 @@ public:
           }
           Value texel =
               vector::FromElementsOp::create(b, loc, texelType, channels);
+          if (zeroed)
+            texel = arith::SelectOp::create(b, loc, zeroed, texel,
+                                            ad.zero(texelType));
           // Channels past the packed range are padding: zeros.
           if (partial(cPacked))
             texel = zeroChannelsPast(texel, cPacked, origin[cPacked]);

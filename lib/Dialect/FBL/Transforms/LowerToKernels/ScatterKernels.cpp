@@ -142,6 +142,21 @@ cloneScatterNest(scf::ForOp loop, Value out, KernelBuilder &kb,
   for (BlockArgument arg : loop.getRegionIterArgs())
     bufferValues.insert(arg);
   Addressing a{b, loc};
+  // Whether the buffer access at `idx` is in the work-item's chunk; its
+  // row moved to the chunk's first where it is not (a read that is not
+  // used: the one write at that row is skipped).
+  auto inChunk = [&](SmallVector<Value> &idx) -> Value {
+    if (!chunk)
+      return Value();
+    Value r = idx[chunk->dim];
+    // Unsigned: a row below zero (an id out of range) is in no chunk.
+    Value fromBegin = arith::SubIOp::create(b, loc, r, chunk->begin);
+    Value size = arith::SubIOp::create(b, loc, chunk->end, chunk->begin);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         fromBegin, size);
+    idx[chunk->dim] = arith::SelectOp::create(b, loc, inside, r, chunk->begin);
+    return inside;
+  };
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (auto nested = dyn_cast<scf::ForOp>(op)) {
       if (failed(cloneScatterNest(nested, out, kb, mapping, bufferValues,
@@ -151,22 +166,6 @@ cloneScatterNest(scf::ForOp loop, Value out, KernelBuilder &kb,
         bufferValues.insert(r);
       continue;
     }
-    // Whether the buffer access at `idx` is in the work-item's chunk; its
-    // row moved to the chunk's first where it is not (a read that is not
-    // used: the one write at that row is skipped).
-    auto inChunk = [&](SmallVector<Value> &idx) -> Value {
-      if (!chunk)
-        return Value();
-      Value r = idx[chunk->dim];
-      // Unsigned: a row below zero (an id out of range) is in no chunk.
-      Value fromBegin = arith::SubIOp::create(b, loc, r, chunk->begin);
-      Value size = arith::SubIOp::create(b, loc, chunk->end, chunk->begin);
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           fromBegin, size);
-      idx[chunk->dim] =
-          arith::SelectOp::create(b, loc, inside, r, chunk->begin);
-      return inside;
-    };
     if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
       SmallVector<Value> idx;
       for (Value i : extract.getIndices())
