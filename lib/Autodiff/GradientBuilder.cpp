@@ -242,6 +242,44 @@ LogicalResult GradientBuilder::visitScalar(Operation *op) {
 // Tensor reshapes, slices and element access
 //===----------------------------------------------------------------------===//
 
+/// The static region an offset/size/stride op addresses, per dim as the
+/// first and last index it touches; nullopt where any part is dynamic.
+static std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+staticRegion(OffsetSizeAndStrideOpInterface op) {
+  for (ArrayRef<int64_t> part :
+       {op.getStaticOffsets(), op.getStaticSizes(), op.getStaticStrides()})
+    if (llvm::any_of(part, ShapedType::isDynamic))
+      return std::nullopt;
+  SmallVector<std::pair<int64_t, int64_t>> region;
+  for (auto [o, s, st] : llvm::zip(op.getStaticOffsets(), op.getStaticSizes(),
+                                   op.getStaticStrides()))
+    region.push_back({o, o + (s - 1) * st});
+  return region;
+}
+
+/// `adj` with the inserts into it that write outside `slice`'s region looked
+/// through. The adjoint of a tensor.concat's destination is the result's
+/// adjoint with each inserted region zeroed, one insert after another; the
+/// slice of each source would read the last of them and keep the whole chain
+/// of copies alive, although none of them writes the region it reads.
+static Value outsideInserts(Value adj, OffsetSizeAndStrideOpInterface slice) {
+  std::optional<SmallVector<std::pair<int64_t, int64_t>>> read =
+      staticRegion(slice);
+  if (!read)
+    return adj;
+  while (auto insert = adj.getDefiningOp<tensor::InsertSliceOp>()) {
+    std::optional<SmallVector<std::pair<int64_t, int64_t>>> written =
+        staticRegion(insert);
+    if (!written || llvm::none_of(llvm::zip(*read, *written), [](auto dims) {
+          auto [r, w] = dims;
+          return r.second < w.first || w.second < r.first;
+        }))
+      return adj;
+    adj = insert.getDest();
+  }
+  return adj;
+}
+
 LogicalResult GradientBuilder::visitTensorOp(Operation *op) {
   Location loc = op->getLoc();
   Value adj = getAdjoint(op->getResult(0));
@@ -270,9 +308,9 @@ LogicalResult GradientBuilder::visitTensorOp(Operation *op) {
         if (active(insert.getSource()))
           accumulate(loc, insert.getSource(),
                      tensor::ExtractSliceOp::create(
-                         b, loc, insert.getSourceType(), adj,
-                         insert.getMixedOffsets(), insert.getMixedSizes(),
-                         insert.getMixedStrides()));
+                         b, loc, insert.getSourceType(),
+                         outsideInserts(adj, insert), insert.getMixedOffsets(),
+                         insert.getMixedSizes(), insert.getMixedStrides()));
         if (active(insert.getDest())) {
           // The inserted region of the destination was overwritten.
           Value z = zeros(loc, insert.getSourceType());

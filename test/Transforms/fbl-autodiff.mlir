@@ -142,6 +142,36 @@ func.func @slice(%x: tensor<4x6xf32> {fbl.param}) -> tensor<f32> {
 
 // -----
 
+// tensor.concat's inserts: each source's gradient is its region of the
+// result's gradient, sliced from that gradient itself. The destination's
+// gradient (the result's with each inserted region zeroed, one insert after
+// another) is not read: inserts outside a slice's region are looked through.
+// CHECK-LABEL: func.func @concat_grad
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK-DAG: %[[GC:.*]] = tensor.extract_slice %[[D]][0, 5] [2, 3] [1, 1]
+// CHECK-DAG: %[[GB:.*]] = tensor.extract_slice %[[D]][0, 3] [2, 2] [1, 1]
+// CHECK-DAG: %[[GA:.*]] = tensor.extract_slice %[[D]][0, 0] [2, 3] [1, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %{{.*}}, %[[GA]], %[[GB]], %[[GC]]
+func.func @concat(%a: tensor<2x3xf32> {fbl.param}, %b: tensor<2x2xf32> {fbl.param}, %c: tensor<2x3xf32> {fbl.param}, %w: tensor<2x8xf32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %0 = tensor.insert_slice %a into %e[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+  %1 = tensor.insert_slice %b into %0[0, 3] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x8xf32>
+  %2 = tensor.insert_slice %c into %1[0, 5] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%2, %w : tensor<2x8xf32>, tensor<2x8xf32>) outs(%le : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // linalg.softmax: dx = y * (dy - sum(dy * y)).
 // CHECK-LABEL: func.func @softmax_grad
 // CHECK: %[[Y:.*]] = linalg.softmax dimension(1)

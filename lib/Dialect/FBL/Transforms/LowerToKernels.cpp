@@ -57,10 +57,11 @@ using namespace mlir::fbl::kernels;
 
 /// Lowers `op`, a top-level op of a laid-out function, with its family's
 /// lowering.
-static LogicalResult lowerOp(Operation *op, TargetAttr target,
-                             unsigned &counter, const InsertSum *sum) {
+static LogicalResult lowerOp(Operation *op, const ReadThrough &through,
+                             TargetAttr target, unsigned &counter,
+                             const InsertSum *sum) {
   if (sum) {
-    lowerInsertSum(op, *sum, target, counter);
+    lowerInsertSum(op, *sum, through, target, counter);
     return success();
   }
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
@@ -76,7 +77,7 @@ static LogicalResult lowerOp(Operation *op, TargetAttr target,
     return success();
   }
   if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
-    return lowerSlice(op, target, counter);
+    return lowerSlice(op, through, target, counter);
   if (auto insert = dyn_cast<tensor::InsertOp>(op))
     return lowerInsert(insert, target, counter);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -364,16 +365,21 @@ struct LowerToKernelsPass
           fused.insert(sum->members.begin(), sum->members.end());
           sums[&op] = std::move(*sum);
         }
+      // Copies the kernels of their readers read through (im2col's padding
+      // and window slices): no kernel of their own.
+      ReadThrough through(func.getBody().front());
       for (auto fill : func.getBody().front().getOps<linalg::FillOp>())
         if (!fill->use_empty() &&
             llvm::all_of(fill->getUses(), [&](OpOperand &use) {
               auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
-              return insert && fused.contains(insert) &&
+              return insert &&
+                     (fused.contains(insert) || through.contains(insert)) &&
                      &use == &insert.getDestMutable();
             }))
           fused.insert(fill);
       for (Operation &op : func.getBody().front()) {
-        if (isAbsorbedFill(&op) || fused.contains(&op) || isChainedInsert(&op))
+        if (isAbsorbedFill(&op) || fused.contains(&op) ||
+            isChainedInsert(&op) || through.contains(&op))
           continue; // Kernels of other ops compute them.
         if (isa<linalg::LinalgOp, RelayoutOp, scf::ForOp,
                 tensor::ExtractSliceOp, tensor::InsertSliceOp,
@@ -393,13 +399,17 @@ struct LowerToKernelsPass
       Block &body = func.getBody().front();
       for (Operation *op : work) {
         LoweredUnit unit{op, epilogues.lookup(op)};
-        // The kernels of an insert chain and of a sum of inserts read the
-        // sources of the whole chain or sum, not only the last op's
-        // operands: they are lowered, never copied.
+        // The kernels of an insert chain, of a sum of inserts and of copies
+        // reading through others read the sources of the whole chain, sum or
+        // copies, not only the op's operands: they are lowered, never
+        // copied.
         auto insert = dyn_cast<tensor::InsertSliceOp>(op);
         auto sum = sums.find(op);
-        bool chain =
-            (insert && insertChainOf(insert).size() > 1) || sum != sums.end();
+        bool chain = (insert && insertChainOf(insert).size() > 1) ||
+                     sum != sums.end() ||
+                     llvm::any_of(op->getOperands(), [&](Value v) {
+                       return through.contains(v.getDefiningOp());
+                     });
         if (Operation *original = repeated.original(op); original && !chain)
           if (repeated.copy(unit, original, counter))
             continue;
@@ -414,7 +424,7 @@ struct LowerToKernelsPass
         Operation *next = op->getNextNode();
         if (next == unit.epilogue)
           next = next->getNextNode();
-        if (failed(lowerOp(op, targetAttr, counter,
+        if (failed(lowerOp(op, through, targetAttr, counter,
                            sum != sums.end() ? &sum->second : nullptr)))
           return signalPassFailure();
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))

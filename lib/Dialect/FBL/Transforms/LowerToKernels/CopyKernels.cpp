@@ -119,6 +119,18 @@ static bool hasStaticPlacement(tensor::InsertSliceOp insert) {
                        [](int64_t s) { return s < 1; });
 }
 
+/// Whether `v` is zeros: a zero fill or splat constant.
+static bool isZeros(Value v) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  Attribute value;
+  if (matchPattern(v, m_Constant(&value)))
+    if (auto dense = dyn_cast<DenseFPElementsAttr>(value);
+        dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero())
+      return true;
+  return false;
+}
+
 bool kernels::isChainedInsert(Operation *op) {
   auto insert = dyn_cast<tensor::InsertSliceOp>(op);
   if (!insert || !insert->hasOneUse() || !hasStaticPlacement(insert))
@@ -142,15 +154,13 @@ kernels::insertChainOf(tensor::InsertSliceOp op) {
   return chain;
 }
 
-/// The element at `idx` of `insert`'s result, where `source` is the kernel
-/// argument of its source: the source's element inside the inserted region
-/// (offset <= i < offset + size * stride, (i - offset) % stride == 0),
-/// `outside()` elsewhere.
-static Value insertedElement(KernelBuilder &kb, tensor::InsertSliceOp insert,
-                             Value source, ValueRange idx,
+/// The element at `idx` of `insert`'s result: `readSource(i)`, the source's
+/// element i, inside the inserted region (offset <= i < offset + size *
+/// stride, (i - offset) % stride == 0), `outside()` elsewhere.
+static Value insertedElement(OpBuilder &b, Location loc,
+                             tensor::InsertSliceOp insert, ValueRange idx,
+                             function_ref<Value(ValueRange)> readSource,
                              function_ref<Value()> outside) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
   Addressing a{b, loc};
   ArrayRef<int64_t> offsets = insert.getStaticOffsets();
   ArrayRef<int64_t> sizes = insert.getStaticSizes();
@@ -177,17 +187,139 @@ static Value insertedElement(KernelBuilder &kb, tensor::InsertSliceOp insert,
   Type elem = insert.getType().getElementType();
   auto pick = scf::IfOp::create(b, loc, TypeRange{elem}, inside, true);
   b.setInsertionPointToStart(&pick.getThenRegion().front());
-  scf::YieldOp::create(b, loc, a.load(source, srcIdx));
+  scf::YieldOp::create(b, loc, readSource(srcIdx));
   b.setInsertionPointToStart(&pick.getElseRegion().front());
   scf::YieldOp::create(b, loc, outside());
   b.setInsertionPointAfter(pick);
   return pick.getResult(0);
 }
 
+/// The index of `extract`'s source that its result's `idx` reads.
+static SmallVector<Value> slicedIndex(OpBuilder &b, Location loc,
+                                      tensor::ExtractSliceOp extract,
+                                      ValueRange idx) {
+  Addressing a{b, loc};
+  llvm::SmallBitVector dropped = extract.getDroppedDims();
+  SmallVector<Value> srcIdx;
+  unsigned r = 0;
+  for (auto [d, offset, stride] : llvm::enumerate(extract.getStaticOffsets(),
+                                                  extract.getStaticStrides())) {
+    Value i = dropped.test(d) ? a.c(0) : idx[r++];
+    Value at = a.c(offset);
+    srcIdx.push_back(a.add(a.mul(i, stride), at));
+  }
+  return srcIdx;
+}
+
+//===----------------------------------------------------------------------===//
+// Copies read through
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` is a copy a kernel can read through: a view, a slice of
+/// static placement, or an insert of static placement into zeros.
+static bool isReadableThrough(Operation &op) {
+  if (isa<TransposeViewOp, ReshapeViewOp>(op))
+    return true;
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
+    return llvm::none_of(extract.getStaticOffsets(), ShapedType::isDynamic) &&
+           llvm::all_of(extract.getStaticStrides(),
+                        [](int64_t s) { return s >= 1; });
+  auto insert = dyn_cast<tensor::InsertSliceOp>(op);
+  return insert && hasStaticPlacement(insert) && isZeros(insert.getDest());
+}
+
+ReadThrough::ReadThrough(Block &block) {
+  // Readers come after what they read: decide from the last op up, each
+  // copy knowing whether its readers are read through.
+  for (Operation &op : llvm::reverse(block)) {
+    if (!isReadableThrough(op) || op.use_empty())
+      continue;
+    bool allRead = llvm::all_of(op.getUses(), [&](OpOperand &use) {
+      Operation *reader = use.getOwner();
+      // Slices and inserts read their source element by element, in their
+      // copy kernel or where they are read through themselves. A view's
+      // reader addresses its source's storage, which must then exist.
+      if (auto insert = dyn_cast<tensor::InsertSliceOp>(reader))
+        return &use == &insert.getSourceMutable();
+      if (isa<tensor::ExtractSliceOp>(reader))
+        return use.getOperandNumber() == 0;
+      return isa<TransposeViewOp, ReshapeViewOp>(reader) &&
+             copies.contains(reader);
+    });
+    if (allRead)
+      copies.insert(&op);
+  }
+}
+
+Value ReadThrough::source(Value v) const {
+  while (contains(v.getDefiningOp())) {
+    Operation *copy = v.getDefiningOp();
+    auto insert = dyn_cast<tensor::InsertSliceOp>(copy);
+    v = insert ? insert.getSource() : copy->getOperand(0);
+  }
+  return v;
+}
+
+Value ReadThrough::load(OpBuilder &b, Location loc, Value v, Value handle,
+                        ValueRange idx) const {
+  Operation *copy = v.getDefiningOp();
+  Addressing a{b, loc};
+  if (!contains(copy))
+    return a.load(handle, idx);
+  auto next = [&](Value from, ValueRange at) {
+    return load(b, loc, from, handle, at);
+  };
+  if (auto transpose = dyn_cast<TransposeViewOp>(copy)) {
+    // Result dim i is source dim permutation[i].
+    SmallVector<Value> at(idx.size());
+    for (auto [i, p] : llvm::enumerate(transpose.getPermutation()))
+      at[p] = idx[i];
+    return next(transpose.getSource(), at);
+  }
+  if (auto reshape = dyn_cast<ReshapeViewOp>(copy)) {
+    ArrayRef<int64_t> sourceShape = reshape.getSource().getType().getShape();
+    ArrayRef<int64_t> shape = reshape.getType().getShape();
+    SmallVector<Value> at;
+    for (auto [j, group] : llvm::enumerate(reshape.getReassociationIndices())) {
+      if (reshape.isCollapse()) {
+        // Result dim j holds the group's source dims, the last fastest.
+        SmallVector<Value> parts(group.size());
+        Value rest = idx[j];
+        for (int64_t g = group.size() - 1; g > 0; --g) {
+          parts[g] = a.rem(rest, sourceShape[group[g]]);
+          rest = a.div(rest, sourceShape[group[g]]);
+        }
+        parts[0] = rest;
+        at.append(parts);
+        continue;
+      }
+      // Source dim j holds the group's result dims.
+      Value linear = idx[group.front()];
+      for (int64_t d : ArrayRef<int64_t>(group).drop_front()) {
+        Value scaled = a.mul(linear, shape[d]);
+        linear = a.add(scaled, idx[d]);
+      }
+      at.push_back(linear);
+    }
+    return next(reshape.getSource(), at);
+  }
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(copy))
+    return next(extract.getSource(), slicedIndex(b, loc, extract, idx));
+  auto insert = cast<tensor::InsertSliceOp>(copy);
+  Type elem = insert.getType().getElementType();
+  return insertedElement(
+      b, loc, insert, idx,
+      [&](ValueRange at) { return next(insert.getSource(), at); },
+      [&] {
+        return arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
+            .getResult();
+      });
+}
+
 /// Lowers tensor.extract_slice and tensor.insert_slice (static offsets,
 /// sizes and strides) to copy kernels.
-LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
-                                  unsigned &counter) {
+LogicalResult kernels::lowerSlice(Operation *op, const ReadThrough &through,
+                                  TargetAttr target, unsigned &counter) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   KernelBuilder kb(b, loc, target);
@@ -199,7 +331,6 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
   if (llvm::any_of(offsetsSizesStrides.getMixedOffsets(),
                    [](OpFoldResult s) { return isa<Value>(s); }))
     return op->emitOpError("fbl-lower-to-kernels: dynamic offsets");
-  ArrayRef<int64_t> offsets = offsetsSizesStrides.getStaticOffsets();
   ArrayRef<int64_t> strides = offsetsSizesStrides.getStaticStrides();
   // A zero stride reads one element several times or writes several into
   // one place; the insert's kernel divides by the stride.
@@ -208,19 +339,12 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   std::string name = ("k" + Twine(counter++) + "_slice").str();
   if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    unsigned src = kb.addInput(extract.getSource());
-    llvm::SmallBitVector dropped = extract.getDroppedDims();
+    unsigned src = kb.addInput(through.source(extract.getSource()));
     kb.begin(name, resultType, gridFor(resultType));
     kb.forEachOutputElement([&](ValueRange idx) {
-      Addressing a{b, loc};
-      SmallVector<Value> srcIdx;
-      unsigned r = 0;
-      for (unsigned d = 0; d < offsets.size(); ++d) {
-        Value i = dropped.test(d) ? a.c(0) : idx[r++];
-        Value offset = a.c(offsets[d]);
-        srcIdx.push_back(a.add(a.mul(i, strides[d]), offset));
-      }
-      return a.load(kb.inputHandle(src), srcIdx);
+      SmallVector<Value> srcIdx = slicedIndex(b, loc, extract, idx);
+      return through.load(b, loc, extract.getSource(), kb.inputHandle(src),
+                          srcIdx);
     });
   } else {
     // The whole chain in one kernel: each element comes from the last insert
@@ -229,7 +353,7 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
         insertChainOf(cast<tensor::InsertSliceOp>(op));
     SmallVector<unsigned> sources;
     for (tensor::InsertSliceOp insert : chain)
-      sources.push_back(kb.addInput(insert.getSource()));
+      sources.push_back(kb.addInput(through.source(insert.getSource())));
     // A tensor.empty destination (tensor.concat decomposes into inserts into
     // one) is never allocated: fill what the slices leave out with zeros
     // instead of reading it.
@@ -247,8 +371,14 @@ LogicalResult kernels::lowerSlice(Operation *op, TargetAttr target,
           return dest ? a.load(kb.inputHandle(*dest), idx)
                       : arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))
                             .getResult();
-        return insertedElement(kb, chain[n - 1], kb.inputHandle(sources[n - 1]),
-                               idx, [&] { return pickFrom(n - 1); });
+        tensor::InsertSliceOp insert = chain[n - 1];
+        Value handle = kb.inputHandle(sources[n - 1]);
+        return insertedElement(
+            b, loc, insert, idx,
+            [&](ValueRange i) {
+              return through.load(b, loc, insert.getSource(), handle, i);
+            },
+            [&] { return pickFrom(n - 1); });
       };
       return pickFrom(chain.size());
     });
@@ -301,23 +431,13 @@ static Operation *addUser(Operation *add) {
                                                                   : nullptr;
 }
 
-/// An insert of static placement into zeros (a zero fill or constant), read
-/// only once.
+/// An insert of static placement into zeros, read only once.
 static tensor::InsertSliceOp zeroDestInsert(Value v) {
   auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
-  if (!insert || !insert->hasOneUse() || !hasStaticPlacement(insert))
+  if (!insert || !insert->hasOneUse() || !hasStaticPlacement(insert) ||
+      !isZeros(insert.getDest()))
     return {};
-  Value dest = insert.getDest();
-  if (auto fill = dest.getDefiningOp<linalg::FillOp>())
-    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
-               ? insert
-               : tensor::InsertSliceOp();
-  Attribute value;
-  if (matchPattern(dest, m_Constant(&value)))
-    if (auto dense = dyn_cast<DenseFPElementsAttr>(value);
-        dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero())
-      return insert;
-  return {};
+  return insert;
 }
 
 std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
@@ -346,14 +466,16 @@ std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
 }
 
 void kernels::lowerInsertSum(Operation *root, const InsertSum &sum,
-                             TargetAttr target, unsigned &counter) {
+                             const ReadThrough &through, TargetAttr target,
+                             unsigned &counter) {
   OpBuilder b(root);
   Location loc = root->getLoc();
   KernelBuilder kb(b, loc, target);
   SmallVector<unsigned> handles;
   for (auto [leaf, insert] : llvm::zip(sum.leaves, sum.inserts))
     handles.push_back(kb.addInput(
-        insert ? tensor::InsertSliceOp(insert).getSource() : leaf->get()));
+        insert ? through.source(tensor::InsertSliceOp(insert).getSource())
+               : leaf->get()));
   auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
   Type elem = resultType.getElementType();
   kb.begin(("k" + Twine(counter++) + "_insert_sum").str(), resultType,
@@ -363,14 +485,19 @@ void kernels::lowerInsertSum(Operation *root, const InsertSum &sum,
     Value total;
     for (auto [constInsert, handle] : llvm::zip(sum.inserts, handles)) {
       tensor::InsertSliceOp insert = constInsert;
-      Value term =
-          insert ? insertedElement(kb, insert, kb.inputHandle(handle), idx,
-                                   [&] {
-                                     return arith::ConstantOp::create(
-                                                b, loc, b.getZeroAttr(elem))
-                                         .getResult();
-                                   })
-                 : a.load(kb.inputHandle(handle), idx);
+      Value source = kb.inputHandle(handle);
+      Value term = insert ? insertedElement(
+                                b, loc, insert, idx,
+                                [&](ValueRange i) {
+                                  return through.load(
+                                      b, loc, insert.getSource(), source, i);
+                                },
+                                [&] {
+                                  return arith::ConstantOp::create(
+                                             b, loc, b.getZeroAttr(elem))
+                                      .getResult();
+                                })
+                          : a.load(source, idx);
       total =
           total ? arith::AddFOp::create(b, loc, total, term).getResult() : term;
     }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::func {
 class FuncOp;
@@ -48,11 +49,39 @@ LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
 /// CopyKernels.cpp: replaces fbl.relayout by a copy kernel.
 void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter);
 
+/// The copies that copy kernels read through instead of reading what they
+/// would write: static tensor.extract_slice, tensor.insert_slice into zeros
+/// (padding) and views, where every reader is a copy kernel's element read
+/// (a slice's or an insert's source) or another such copy. A convolution's
+/// im2col reads its padded input through one strided slice per window
+/// position, and its col2im the product's gradient through as many: each
+/// was a kernel writing a tensor only the next copy read.
+class ReadThrough {
+public:
+  /// Finds the copies of `block`'s top level read through.
+  explicit ReadThrough(Block &block);
+
+  /// Whether `op` is such a copy: no kernel computes it.
+  bool contains(Operation *op) const { return op && copies.contains(op); }
+  /// The tensor a kernel reads for the elements of `v`: `v`, or the source
+  /// of the copies read through from it.
+  Value source(Value v) const;
+  /// Emits the element of `v` at logical index `idx`, where `handle` is the
+  /// kernel argument of `source(v)`.
+  Value load(OpBuilder &b, Location loc, Value v, Value handle,
+             ValueRange idx) const;
+
+private:
+  llvm::DenseSet<Operation *> copies;
+};
+
 /// CopyKernels.cpp: replaces tensor.extract_slice or tensor.insert_slice
-/// (static offsets and strides) by a copy kernel. An insert into the result
-/// of a chain of inserts that nothing else reads (insertChainOf: the form
-/// tensor.concat and im2col take) is one kernel for the whole chain.
-LogicalResult lowerSlice(Operation *op, TargetAttr target, unsigned &counter);
+/// (static offsets and strides) by a copy kernel that reads sources through
+/// `through`. An insert into the result of a chain of inserts that nothing
+/// else reads (insertChainOf: the form tensor.concat and im2col take) is one
+/// kernel for the whole chain.
+LogicalResult lowerSlice(Operation *op, const ReadThrough &through,
+                         TargetAttr target, unsigned &counter);
 
 /// The inserts that `op`'s kernel writes, first to last: `op` after the
 /// chain of inserts its destination is, each read only by the next.
@@ -83,9 +112,10 @@ struct InsertSum {
 std::optional<InsertSum> matchInsertSum(Operation *root);
 
 /// CopyKernels.cpp: replaces the sum of inserts rooted at `root` by one
-/// kernel adding, per element, each leaf's value (an insert's source inside
-/// its region, zero elsewhere).
-void lowerInsertSum(Operation *root, const InsertSum &sum, TargetAttr target,
+/// kernel adding, per element, each leaf's value (an insert's source, read
+/// through `through`, inside its region, zero elsewhere).
+void lowerInsertSum(Operation *root, const InsertSum &sum,
+                    const ReadThrough &through, TargetAttr target,
                     unsigned &counter);
 
 /// CopyKernels.cpp: replaces a tensor.insert of a scalar by a copy kernel
