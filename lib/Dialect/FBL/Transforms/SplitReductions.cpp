@@ -123,21 +123,46 @@ static std::optional<SmallVector<int64_t>> rowRanges(linalg::GenericOp op,
   return ranges;
 }
 
+/// The iterations of each of `chunks` chunks of a row of `n`: n / chunks
+/// rounded up, and up to whole texels (a multiple of 4) where the row is
+/// whole texels. The last chunk may run past the row (a ragged split).
+static int64_t chunkWidth(int64_t n, int64_t chunks) {
+  int64_t width = llvm::divideCeil(n, chunks);
+  return n % 4 ? width : llvm::alignTo(width, 4);
+}
+
 /// The chunk counts a row of `n` iterations may be cut into: divisors of
 /// `n` that leave chunks of a multiple of 4 (whole texels along a packed
-/// row), or any divisor for a row that is not whole texels anyway.
-static SmallVector<int64_t> chunkCandidates(int64_t n) {
+/// row), or any divisor for a row that is not whole texels anyway; where
+/// `ragged`, also powers of two that do not divide it (the last chunk
+/// padded: a 30522-word vocabulary is 2 x 3 x 5087, whose largest divisor
+/// leaves 6 chunks of 5087 iterations).
+static SmallVector<int64_t> chunkCandidates(int64_t n, bool ragged) {
   SmallVector<int64_t> out;
   for (int64_t c = 2; c * 4 <= n; ++c)
     if (n % c == 0 && ((n / c) % 4 == 0 || n % 4))
       out.push_back(c);
+  if (!ragged)
+    return out;
+  for (int64_t c = 2; c * 16 <= n; c *= 2) {
+    int64_t width = chunkWidth(n, c);
+    // Exact splits are above; a count whose width leaves chunks empty is
+    // another count's split.
+    if (width * c != n && int64_t(llvm::divideCeil(n, width)) == c &&
+        !llvm::is_contained(out, c))
+      out.push_back(c);
+  }
+  llvm::sort(out);
   return out;
 }
 
 /// Builds the two stages of `op`'s row split into `chunks` before `op`:
 /// reduction loop `r` of `n` iterations becomes the chunk (parallel) and an
-/// appended offset loop (the reduction). Returns the second stage's result;
-/// `op` stays.
+/// appended offset loop (the reduction) of chunkWidth iterations. Returns
+/// the second stage's result; `op` stays. Where the chunks run past the row
+/// (ragged), the inputs it indexes are inserted into longer tensors and the
+/// partial stage keeps its accumulator at offsets past the row, whatever
+/// the body makes of what lies there.
 static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
                            unsigned r, int64_t n, int64_t chunks,
                            const Combiner &combiner) {
@@ -151,6 +176,8 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
   // (parallel), and the offset in the chunk appended (the reduction).
   AffineExpr chunk = getAffineDimExpr(r, ctx);
   AffineExpr offset = getAffineDimExpr(numLoops, ctx);
+  int64_t width = chunkWidth(n, chunks);
+  bool ragged = width * chunks != n;
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -162,7 +189,25 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
       maps.push_back(AffineMap::get(numLoops + 1, 0, map.getResults(), ctx));
       continue;
     }
-    // Expand dim `at` into [chunks, n / chunks].
+    Value source = in->get();
+    if (ragged) {
+      // The row extended to the chunks' length. What lies past it is never
+      // used (the partial stage masks it): no fill, one copy.
+      SmallVector<int64_t> padded(type.getShape());
+      padded[*at] = width * chunks;
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, padded, type.getElementType());
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t size : type.getShape())
+        sizes.push_back(rewriter.getIndexAttr(size));
+      source = tensor::InsertSliceOp::create(rewriter, loc, source, empty,
+                                             offsets, sizes, strides);
+    }
+    // Expand dim `at` into [chunks, width].
     SmallVector<int64_t> shape;
     SmallVector<ReassociationIndices> groups;
     SmallVector<AffineExpr> results;
@@ -171,7 +216,7 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
       group.push_back(shape.size());
       if (d == *at) {
         shape.push_back(chunks);
-        shape.push_back(n / chunks);
+        shape.push_back(width);
         group.push_back(shape.size() - 1);
         results.push_back(chunk);
         results.push_back(offset);
@@ -183,7 +228,7 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
     }
     auto expandedType = RankedTensorType::get(shape, type.getElementType());
     auto expand = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
-                                                in->get(), groups);
+                                                source, groups);
     // How the kernel is shaped, not a reshape of the model: a view under
     // every layout policy (fbl-select-layouts).
     expand->setAttr(mlir::fbl::FBLDialect::getReductionChunksAttrName(),
@@ -215,7 +260,14 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
                                 inputs, ValueRange{filled}, maps, partialIters);
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().end());
-  // The body's index of the row loop: chunk * (n / chunks) + offset.
+  // The body's index of the row loop: chunk * width + offset.
+  auto rowIndex = [&](Location l) {
+    Value c = linalg::IndexOp::create(rewriter, l, r);
+    Value o = linalg::IndexOp::create(rewriter, l, numLoops);
+    Value w = arith::ConstantIndexOp::create(rewriter, l, width);
+    Value start = arith::MulIOp::create(rewriter, l, c, w);
+    return arith::AddIOp::create(rewriter, l, start, o).getResult();
+  };
   SmallVector<linalg::IndexOp> indices;
   partial.getBody()->walk([&](linalg::IndexOp i) {
     if (i.getDim() == r)
@@ -224,14 +276,21 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
   OpBuilder::InsertionGuard guard(rewriter);
   for (linalg::IndexOp i : indices) {
     rewriter.setInsertionPoint(i);
-    Value c = linalg::IndexOp::create(rewriter, i.getLoc(), r);
-    Value o = linalg::IndexOp::create(rewriter, i.getLoc(), numLoops);
-    Value width =
-        arith::ConstantIndexOp::create(rewriter, i.getLoc(), n / chunks);
-    Value at = arith::AddIOp::create(
-        rewriter, i.getLoc(),
-        arith::MulIOp::create(rewriter, i.getLoc(), c, width), o);
-    rewriter.replaceOp(i, at);
+    rewriter.replaceOp(i, rowIndex(i.getLoc()));
+  }
+  if (ragged) {
+    // Past the row the accumulator stays as it is.
+    Operation *yield = partial.getBody()->getTerminator();
+    rewriter.setInsertionPoint(yield);
+    Location l = yield->getLoc();
+    Value at = rowIndex(l);
+    Value length = arith::ConstantIndexOp::create(rewriter, l, n);
+    Value inside = arith::CmpIOp::create(rewriter, l, arith::CmpIPredicate::ult,
+                                         at, length);
+    Value acc = partial.getBody()->getArgument(partial.getNumDpsInputs());
+    Value kept =
+        arith::SelectOp::create(rewriter, l, inside, yield->getOperand(0), acc);
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, kept); });
   }
   rewriter.setInsertionPointAfter(partial);
   AffineMap in;
@@ -274,7 +333,7 @@ static double modelledTimeNs(ArrayRef<Operation *> ops, TargetAttr target,
   };
   double ns = 0;
   for (Operation *op : ops) {
-    if (!isa<linalg::LinalgOp>(op))
+    if (!isa<linalg::LinalgOp, tensor::InsertSliceOp>(op))
       continue;
     SmallVector<Attribute> in, out;
     for (Value v : op->getOperands())
@@ -420,7 +479,9 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   int64_t chunks =
       target ? cheapestSplit(
                    rewriter, op, target, rule == SplitRule::Fixed,
-                   chunkCandidates(n),
+                   // A contraction's split is a batched GEMM: no masks.
+                   chunkCandidates(n, !linalg::isaContractionOpInterface(
+                                          cast<linalg::LinalgOp>(*op))),
                    [&](int64_t c) {
                      (void)buildRowSplit(rewriter, op, r, n, c, *combiner);
                    },
