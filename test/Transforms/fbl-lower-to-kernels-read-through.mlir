@@ -130,3 +130,29 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %s : tensor<10x4xf32, #pc>
   }
 }
+
+// -----
+
+// Padding into a zero constant, read only through: the constant gets no
+// kernel either.
+
+// CHECK-LABEL: func.func @pad_constant(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<8x4xf32
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         %[[K:.+]] = fbl.dispatch @k0_slice ins(%[[X]] : {{.*}})
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]
+
+#pc = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @pad_constant(%x: tensor<8x4xf32, #pc>) -> tensor<8x8xf32, #pc> {
+    %pz = arith.constant dense<0.0> : tensor<10x4xf32, #pc>
+    %p = tensor.insert_slice %x into %pz[1, 0] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<10x4xf32, #pc>
+    %t0 = tensor.extract_slice %p[0, 0] [8, 4] [1, 1] : tensor<10x4xf32, #pc> to tensor<8x4xf32, #pc>
+    %t1 = tensor.extract_slice %p[2, 0] [8, 4] [1, 1] : tensor<10x4xf32, #pc> to tensor<8x4xf32, #pc>
+    %e = tensor.empty() : tensor<8x8xf32, #pc>
+    %c0 = tensor.insert_slice %t0 into %e[0, 0] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x8xf32, #pc>
+    %c1 = tensor.insert_slice %t1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32, #pc> into tensor<8x8xf32, #pc>
+    return %c1 : tensor<8x8xf32, #pc>
+  }
+}

@@ -368,15 +368,18 @@ struct LowerToKernelsPass
       // Copies the kernels of their readers read through (im2col's padding
       // and window slices): no kernel of their own.
       ReadThrough through(func.getBody().front());
-      for (auto fill : func.getBody().front().getOps<linalg::FillOp>())
-        if (!fill->use_empty() &&
-            llvm::all_of(fill->getUses(), [&](OpOperand &use) {
+      // Zeros only such inserts read (as their destination) are never
+      // written.
+      for (Operation &zeros : func.getBody().front())
+        if (isa<linalg::FillOp, arith::ConstantOp>(zeros) &&
+            !zeros.use_empty() &&
+            llvm::all_of(zeros.getUses(), [&](OpOperand &use) {
               auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
               return insert &&
                      (fused.contains(insert) || through.contains(insert)) &&
                      &use == &insert.getDestMutable();
             }))
-          fused.insert(fill);
+          fused.insert(&zeros);
       for (Operation &op : func.getBody().front()) {
         if (isAbsorbedFill(&op) || fused.contains(&op) ||
             isChainedInsert(&op) || through.contains(&op))
