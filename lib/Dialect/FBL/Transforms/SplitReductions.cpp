@@ -476,12 +476,21 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   // target: the square root balances items against walks only when the
   // row divides near it (6304 tokens: 8 chunks of 788, 1536 work-items for
   // a bias gradient, where 197 of 32 are 7x faster on the H200).
+  // Ragged chunks read past the row, where the body's result is dropped:
+  // not in a contraction (its split is a batched GEMM, with no masks), and
+  // only float inputs there (an integer division of what lies past the row
+  // could trap before it is dropped).
+  bool ragged =
+      !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(*op)) &&
+      llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+        return !op.getMatchingIndexingMap(in).getResultPosition(
+                   getAffineDimExpr(r, op.getContext())) ||
+               isa<FloatType>(getElementTypeOrSelf(in->get().getType()));
+      });
   int64_t chunks =
       target ? cheapestSplit(
                    rewriter, op, target, rule == SplitRule::Fixed,
-                   // A contraction's split is a batched GEMM: no masks.
-                   chunkCandidates(n, !linalg::isaContractionOpInterface(
-                                          cast<linalg::LinalgOp>(*op))),
+                   chunkCandidates(n, ragged),
                    [&](int64_t c) {
                      (void)buildRowSplit(rewriter, op, r, n, c, *combiner);
                    },
