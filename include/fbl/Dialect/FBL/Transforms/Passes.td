@@ -304,7 +304,8 @@ def FBLSplitReductionsPass
     and the full ViT step went from 146.1 to 141.3 ms.
 
     With a target, the model also weighs ragged splits of rows that are not
-    contractions: C a power of two that does not divide N, chunks of
+    contractions and whose inputs along the row are floats (what lies past
+    the row is computed on, then dropped): C a power of two that does not divide N, chunks of
     ceil(N / C) iterations (rounded up to whole texels where N is), the
     inputs the row loop indexes first inserted into tensors C chunks long
     (one copy; what lies past N is never used) and the partial stage's
