@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -242,38 +243,18 @@ LogicalResult GradientBuilder::visitScalar(Operation *op) {
 // Tensor reshapes, slices and element access
 //===----------------------------------------------------------------------===//
 
-/// The static region an offset/size/stride op addresses, per dim as the
-/// first and last index it touches; nullopt where any part is dynamic.
-static std::optional<SmallVector<std::pair<int64_t, int64_t>>>
-staticRegion(OffsetSizeAndStrideOpInterface op) {
-  for (ArrayRef<int64_t> part :
-       {op.getStaticOffsets(), op.getStaticSizes(), op.getStaticStrides()})
-    if (llvm::any_of(part, ShapedType::isDynamic))
-      return std::nullopt;
-  SmallVector<std::pair<int64_t, int64_t>> region;
-  for (auto [o, s, st] : llvm::zip(op.getStaticOffsets(), op.getStaticSizes(),
-                                   op.getStaticStrides()))
-    region.push_back({o, o + (s - 1) * st});
-  return region;
-}
-
 /// `adj` with the inserts into it that write outside `slice`'s region looked
 /// through. The adjoint of a tensor.concat's destination is the result's
 /// adjoint with each inserted region zeroed, one insert after another; the
 /// slice of each source would read the last of them and keep the whole chain
 /// of copies alive, although none of them writes the region it reads.
 static Value outsideInserts(Value adj, OffsetSizeAndStrideOpInterface slice) {
-  std::optional<SmallVector<std::pair<int64_t, int64_t>>> read =
-      staticRegion(slice);
-  if (!read)
-    return adj;
+  HyperrectangularSlice read(slice);
   while (auto insert = adj.getDefiningOp<tensor::InsertSliceOp>()) {
-    std::optional<SmallVector<std::pair<int64_t, int64_t>>> written =
-        staticRegion(insert);
-    if (!written || llvm::none_of(llvm::zip(*read, *written), [](auto dims) {
-          auto [r, w] = dims;
-          return r.second < w.first || w.second < r.first;
-        }))
+    FailureOr<bool> overlapping =
+        ValueBoundsConstraintSet::areOverlappingSlices(
+            insert.getContext(), read, HyperrectangularSlice(insert));
+    if (failed(overlapping) || *overlapping)
       return adj;
     adj = insert.getDest();
   }

@@ -201,11 +201,9 @@ static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
                                         rewriter.getIndexAttr(0));
       SmallVector<OpFoldResult> strides(type.getRank(),
                                         rewriter.getIndexAttr(1));
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t size : type.getShape())
-        sizes.push_back(rewriter.getIndexAttr(size));
-      source = tensor::InsertSliceOp::create(rewriter, loc, source, empty,
-                                             offsets, sizes, strides);
+      source = tensor::InsertSliceOp::create(
+          rewriter, loc, source, empty, offsets,
+          tensor::getMixedSizes(rewriter, loc, source), strides);
     }
     // Expand dim `at` into [chunks, width].
     SmallVector<int64_t> shape;
