@@ -505,7 +505,8 @@ std::array<int64_t, 3> fbl::cost::gridOf(const KernelShape &k) {
 
 std::array<int64_t, 3>
 fbl::cost::workgroupFor(const std::array<int64_t, 3> &items,
-                        const std::array<int64_t, 2> &preferred) {
+                        const std::array<int64_t, 2> &preferred,
+                        const target::ExecutionModel &execution) {
   auto clamp = [](int64_t size, int64_t extent) {
     int64_t pow2 = 1;
     while (pow2 < extent)
@@ -515,9 +516,27 @@ fbl::cost::workgroupFor(const std::array<int64_t, 3> &items,
   // A one-row grid (buffers, rows of a reduction) takes the whole preferred
   // group along x: a 16-item group would leave most of a GPU's resident
   // work-items unused.
-  if (items[1] == 1)
-    return {clamp(preferred[0] * preferred[1], items[0]), 1, 1};
-  return {clamp(preferred[0], items[0]), clamp(preferred[1], items[1]), 1};
+  std::array<int64_t, 3> wg =
+      items[1] == 1
+          ? std::array<int64_t, 3>{clamp(preferred[0] * preferred[1], items[0]),
+                                   1, 1}
+          : std::array<int64_t, 3>{clamp(preferred[0], items[0]),
+                                   clamp(preferred[1], items[1]), 1};
+  // A grid of fewer groups than compute units would leave the others idle:
+  // each unit's texture path then serves a whole group's reads (a split
+  // sum's second stage walking 197 partials on one of 132 SMs). Smaller
+  // groups, down to a wave, spread it.
+  auto groups = [&] {
+    return ceilDiv(items[0], wg[0]) * ceilDiv(items[1], wg[1]) *
+           std::max<int64_t>(items[2], 1);
+  };
+  while (groups() < execution.computeUnits &&
+         wg[0] * wg[1] > std::max<int64_t>(execution.waveSize, 1) &&
+         (wg[0] > 1 || wg[1] > 1)) {
+    int64_t &side = wg[0] >= wg[1] ? wg[0] : wg[1];
+    side /= 2;
+  }
+  return wg;
 }
 
 namespace {
@@ -529,7 +548,7 @@ struct Launch {
     items = gridOf(k);
     wg = k.kind == KernelKind::LocalTiledGemm
              ? std::array<int64_t, 3>{k.gemmTile.cols(), k.gemmTile.rows(), 1}
-             : workgroupFor(items, device.preferredWorkgroup);
+             : workgroupFor(items, device.preferredWorkgroup, device.execution);
     groups = {ceilDiv(items[0], wg[0]), ceilDiv(items[1], wg[1]), items[2]};
     totalGroups = groups[0] * groups[1] * groups[2];
     wgItems = wg[0] * wg[1] * wg[2];

@@ -156,3 +156,74 @@ func.func @transpose_stays(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %t = linalg.transpose ins(%x : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
   return %t : tensor<8x4xf32>
 }
+
+// -----
+
+// A norm's mean: the row sum's [4] result expanded to the keepdim [4, 1],
+// scaled there, collapsed back for the [4, 8] broadcast. The scale is
+// collapsed to [4], the reshapes cancel, and it fuses into the centering.
+// CHECK-LABEL: func.func @keepdim_scale
+// CHECK:       %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "reduction"]
+// CHECK-NOT:   tensor.expand_shape
+// CHECK-NOT:   tensor.collapse_shape
+// CHECK:       %[[C:.*]] = linalg.generic
+// CHECK-SAME:    ins(%arg0, %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK:         arith.mulf
+// CHECK:         arith.subf
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[C]]
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (i)>
+func.func @keepdim_scale(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.125 : f32
+  %e0 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %k = tensor.expand_shape %sum [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%k : tensor<4x1xf32>) outs(%e1 : tensor<4x1xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %inv : f32
+    linalg.yield %r : f32
+  } -> tensor<4x1xf32>
+  %m = tensor.collapse_shape %mean [[0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %c = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x8xf32>, tensor<4xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.subf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// -----
+
+// A reshape that splits a dim (not a unit dim) stays: collapsing the
+// generic would change how it indexes its operand.
+// CHECK-LABEL: func.func @split_stays
+// CHECK:       tensor.expand_shape
+// CHECK-SAME:    into tensor<2x4xf32>
+// CHECK:       linalg.generic
+// CHECK-SAME:    ins(%{{.*}} : tensor<2x4xf32>)
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @split_stays(%x: tensor<8xf32>) -> tensor<2x4xf32> {
+  %two = arith.constant 2.0 : f32
+  %k = tensor.expand_shape %x [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%k : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}

@@ -417,12 +417,13 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // -----
 
 // insert_slice: each element comes from the source inside the inserted
-// region, from the destination elsewhere.
+// region, from the destination elsewhere. The 32 work-items take two groups
+// of a wave (16 on pocl-cpu), one for each of the target's 2 compute units.
 
 // CHECK-LABEL: func.func @insert_slice(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<4x8xf32
 // CHECK-SAME:    %[[D:[^:]+]]: tensor<8x12xf32
-// CHECK:         fbl.dispatch @k0_slice ins(%[[X]], %[[D]] : {{.*}}) grid [4, 8, 1] workgroup [4, 8, 1] attributes {fbl.estimate = {{.*}}} {
+// CHECK:         fbl.dispatch @k0_slice ins(%[[X]], %[[D]] : {{.*}}) grid [4, 8, 1] workgroup [4, 4, 1] attributes {fbl.estimate = {{.*}}} {
 // CHECK-NEXT:    ^bb0(%[[KX:arg[0-9]+]]: {{.*}}, %[[KD:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK:             arith.cmpi sge
 // CHECK:             arith.cmpi slt
@@ -591,7 +592,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", compute_units = 1, resid
 // row and writes nothing.
 
 // CHECK-LABEL: func.func @scatter_add_chunks(
-// CHECK:         fbl.dispatch @k0_scatter {{.*}} grid [4, 8, 1] workgroup [4, 8, 1]
+// CHECK:         fbl.dispatch @k0_scatter {{.*}} grid [4, 8, 1] workgroup [4, 4, 1]
 // CHECK:           %[[COL:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[CHUNK:.+]] = fbl.work_item_id 1
 // CHECK-NEXT:      %[[NCHUNKS:.+]] = arith.constant 6 : index

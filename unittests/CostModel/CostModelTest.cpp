@@ -279,15 +279,45 @@ TEST(CostModelTest, TheSampleDoesNotGrowWithTheTensor) {
 }
 
 TEST(CostModelTest, WorkgroupsClampToTheGrid) {
-  EXPECT_EQ(workgroupFor({3, 100, 2}, {16, 8}),
+  // One compute unit: nothing to spread over.
+  target::ExecutionModel one = target::kDefaultExecution;
+  one.computeUnits = 1;
+  EXPECT_EQ(workgroupFor({3, 100, 2}, {16, 8}, one),
             (std::array<int64_t, 3>{4, 8, 1}));
-  EXPECT_EQ(workgroupFor({64, 64, 1}, {16, 8}),
+  EXPECT_EQ(workgroupFor({64, 64, 1}, {16, 8}, one),
             (std::array<int64_t, 3>{16, 8, 1}));
   // One row: the whole preferred group along x.
-  EXPECT_EQ(workgroupFor({100000, 1, 1}, {16, 8}),
+  EXPECT_EQ(workgroupFor({100000, 1, 1}, {16, 8}, one),
             (std::array<int64_t, 3>{128, 1, 1}));
-  EXPECT_EQ(workgroupFor({20, 1, 1}, {16, 8}),
+  EXPECT_EQ(workgroupFor({20, 1, 1}, {16, 8}, one),
             (std::array<int64_t, 3>{32, 1, 1}));
+}
+
+TEST(CostModelTest, SmallGridsSpreadOverComputeUnits) {
+  target::ExecutionModel gpu = target::kDefaultExecution;
+  gpu.computeUnits = 132;
+  gpu.waveSize = 32;
+  // A split sum's second stage, 192 texels: one group of 256 would sit on
+  // one unit; groups of a wave give 6.
+  EXPECT_EQ(workgroupFor({192, 1, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{32, 1, 1}));
+  // Two-dimensional: the larger side halves first, down to a wave.
+  EXPECT_EQ(workgroupFor({192, 4, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{8, 4, 1}));
+  EXPECT_EQ(workgroupFor({64, 64, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{4, 8, 1}));
+  // Enough groups already: the preferred group.
+  EXPECT_EQ(workgroupFor({1024, 1024, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{16, 16, 1}));
+  // Batches count as groups.
+  EXPECT_EQ(workgroupFor({16, 16, 132}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{16, 16, 1}));
+  // No group below a wave, nor below one work-item.
+  EXPECT_EQ(workgroupFor({8, 1, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{8, 1, 1}));
+  gpu.waveSize = 1;
+  EXPECT_EQ(workgroupFor({4, 1, 1}, {16, 16}, gpu),
+            (std::array<int64_t, 3>{1, 1, 1}));
 }
 
 } // namespace

@@ -198,9 +198,12 @@ std::array<int64_t, 3> gridOf(const KernelShape &k);
 
 /// The work-group a kernel over `items` work-items gets: the target's
 /// preferred one (all of it along x for a grid one row high), each side
-/// clamped to the next power of two of the grid.
+/// clamped to the next power of two of the grid, then halved (the larger
+/// side first) while the grid has fewer groups than `execution`'s compute
+/// units and a group more work-items than a wave.
 std::array<int64_t, 3> workgroupFor(const std::array<int64_t, 3> &items,
-                                    const std::array<int64_t, 2> &preferred);
+                                    const std::array<int64_t, 2> &preferred,
+                                    const target::ExecutionModel &execution);
 
 /// What reading input `input` of `k` costs (`k.inputs.size()`: the
 /// output's initial value). The kernel's reads share the cache: each is

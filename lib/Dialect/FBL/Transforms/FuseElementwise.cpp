@@ -12,6 +12,10 @@
 // ops (the linalg.add that sums two gradient contributions, a residual
 // add) are generalized first: ViT-B/16's full step had 97 such adds, each
 // reading a broadcast or an elementwise result another kernel had written.
+// Elementwise ops between a keepdim's unit-dim reshapes (a norm's
+// `sum / D` on [N, 1] between the [N] reduction and its [N] broadcast) are
+// collapsed to the reshapes' source first, so that the reshapes cancel and
+// the op fuses; each reshape pair had become a relayout there and back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::fbl {
@@ -37,6 +42,40 @@ static bool shouldFuse(OpOperand *fusedOperand) {
   if (linalg::isaContractionOpInterface(consumer))
     return false;
   return fusedOperand->get().hasOneUse();
+}
+
+/// Whether `reshape` only adds or drops unit dims: every reassociation group
+/// holds at most one dim larger than 1.
+static bool onlyUnitDims(Operation *reshape) {
+  SmallVector<ReassociationIndices> groups;
+  ArrayRef<int64_t> shape;
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(reshape)) {
+    groups = expand.getReassociationIndices();
+    shape = expand.getResultType().getShape();
+  } else if (auto collapse =
+                 dyn_cast_or_null<tensor::CollapseShapeOp>(reshape)) {
+    groups = collapse.getReassociationIndices();
+    shape = collapse.getSrcType().getShape();
+  } else {
+    return false;
+  }
+  return llvm::all_of(groups, [&](const ReassociationIndices &group) {
+    return llvm::count_if(group, [&](int64_t d) { return shape[d] != 1; }) <= 1;
+  });
+}
+
+/// Whether the unit-dim reshape at `fusedOperand` may be folded into the
+/// elementwise generic on its other side by collapsing the generic's loops.
+static bool shouldCollapse(OpOperand *fusedOperand) {
+  Operation *owner = fusedOperand->getOwner();
+  Operation *producer = fusedOperand->get().getDefiningOp();
+  auto elementwise = [](Operation *op) {
+    auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+    return generic && generic.getNumLoops() == generic.getNumParallelLoops();
+  };
+  // An expand_shape into a generic, or a generic into a collapse_shape.
+  return (elementwise(owner) && onlyUnitDims(producer)) ||
+         (elementwise(producer) && onlyUnitDims(owner));
 }
 
 namespace {
@@ -62,6 +101,11 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<GeneralizeNamedElementwise>(&getContext());
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
+                                                       shouldCollapse);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     // The function is one block: nothing for region simplification to do
     // but walk every region after every rewrite.

@@ -130,7 +130,7 @@ void KernelBuilder::begin(StringRef name,
     all[d] = items[d];
   ArrayRef<int64_t> pref = target.getPreferredWorkgroup();
   std::array<int64_t, 3> preferred =
-      ::fbl::cost::workgroupFor(all, {pref[0], pref[1]});
+      ::fbl::cost::workgroupFor(all, {pref[0], pref[1]}, target.getExecution());
   SmallVector<int64_t> wg = {1, 1, 1}, grid = {1, 1, 1};
   for (unsigned d = 0; d < 3 && d < items.size(); ++d) {
     wg[d] = d < workgroup.size() ? workgroup[d] : preferred[d];

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs on the device machine (after '. .device/env.sh'), in one call, every
+# row of issue 12's table that benchmarks/stage_every_row.sh staged: fbl's
+# GEMMs at 512x2048x2048 and 2048^3 (NN/NT/TN, both layouts, kernel device
+# time) beside CLBlast's and cuBLAS's; the MLP and attention steps and each
+# zoo model's LoRA and full step under fbl with f32 and with f16 images
+# (fbl-run --compare: both in one process, alternating) and PyTorch eager
+# fp32 with TF32 off beside them. Program builds are the slow part of a
+# first run, so every bundle is built first, in parallel, into the runtime's
+# binary cache. Prints the table with its ratios (every_row_table.py) and
+# writes $OUT/every-row.log and $OUT/gemm.json.
+#   bash benchmarks/every_row_device_run.sh [STAGE]   (.device/stage/every-row)
+set -uo pipefail
+stage=${1:-.device/stage/every-row}
+out=${OUT:-/tmp}
+run=$stage/speed/bin/fbl-run
+export LD_LIBRARY_PATH=$stage/speed/lib:${LD_LIBRARY_PATH:-}
+work=/tmp/every-row
+rm -rf "$work"; mkdir -p "$work"
+models=(vit-base-patch16-224 bert-base-uncased whisper-tiny sd-1.5-unet-2-levels llama-3.2-1b)
+{
+  nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null
+  start=$(date +%s)
+  for model in "${models[@]}"; do
+    for storage in f32 f16; do
+      for mode in lora full; do
+        src=$stage/$storage-$model/$model-$mode
+        [ -f "$src/bundle.tar.xz" ] || continue
+        mkdir -p "$work/$storage-$model-$mode"
+        tar -C "$work/$storage-$model-$mode" -xJf "$src/bundle.tar.xz"
+      done
+    done
+  done
+  # Build every program once, 8 at a time (one step each), into the cache.
+  ls -d "$stage"/speed/steps/* "$work"/*/bundle |
+    xargs -P 8 -I{} sh -c "'$run' {} --device gpu --random-inputs 1 --iterations 1 >/dev/null 2>&1 || echo 'build failed: {}'"
+  echo "programs built in $(( $(date +%s) - start )) s"
+
+  # The speed table's GEMMs and steps (its own log too: $OUT/speed.log).
+  bash benchmarks/speed_device_run.sh "$stage/speed"
+
+  for model in "${models[@]}"; do
+    read -r seq batch < "$stage/f32-$model/shape.txt"
+    for mode in lora full; do
+      f32=$work/f32-$model-$mode/bundle f16=$work/f16-$model-$mode/bundle
+      [ -d "$f32" ] || continue
+      echo "-- model $model $mode (seq $seq, batch $batch)"
+      if [ -d "$f16" ]; then
+        timeout 200 $run "$f32" --compare "$f16" --device gpu --random-inputs 1 \
+          --rounds 3 --iterations 10 | grep "median step time"
+      else
+        timeout 200 $run "$f32" --device gpu --random-inputs 1 --iterations 10 |
+          sed -n "s|^median step time|$f32: median step time|p"
+      fi
+      lora=""
+      [ "$mode" = lora ] && lora="--lora 8,16"
+      cfg=$stage/f32-$model/$model-$mode
+      timeout 200 python3 benchmarks/llm_step_torch.py --config "$cfg/config.json" \
+        --params "$cfg/params.json" --seq "$seq" --batch "$batch" $lora --steps 10 --warmup 3 |
+        grep "^torch:"
+    done
+  done
+  echo "== whole call: $(( $(date +%s) - start )) s"
+} 2>&1 | tee "$out/every-row.log"
+python3 benchmarks/every_row_table.py "$out/every-row.log" | tee "$out/every-row-table.md"

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Issue 12's table from one benchmarks/every_row_device_run.sh log: every
+training step under fbl (f32 and f16 images) and PyTorch eager fp32 with
+their ratios, and the GEMM rates against the targets (42 TFLOP/s at 2048^3,
+30 at 512x2048x2048, every form and layout) beside CLBlast and cuBLAS.
+
+  every_row_table.py every-row.log
+"""
+import re
+import sys
+
+TARGETS = {"2048x2048x2048": 42.0, "512x2048x2048": 30.0}
+
+
+def parse(lines):
+    rows, gemms, others = [], [], []
+    row = None
+    for line in lines:
+        line = line.rstrip("\n")
+        # "-- NAME" (speed_device_run.sh's steps), "-- model NAME MODE ...".
+        m = re.match(r"-- (?:model |step )?(\S+)(?: (lora|full))?", line)
+        if m:
+            name = m.group(1) + (f" {m.group(2)}" if m.group(2) else "")
+            row = {"name": name, "f32": None, "f16": None, "torch": None}
+            rows.append(row)
+            continue
+        m = re.match(r"(\w\w)-(channel_packed|rtile)-(\d+x\d+x\d+)-t\S+: "
+                     r"[\d.]+ ms, ([\d.]+) TFLOP/s$", line)
+        if m:
+            gemms.append((m.group(3), m.group(1), m.group(2), float(m.group(4))))
+            continue
+        m = re.match(r"(clblast \w+ \d+x\d+x\d+).*median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
+        m = m or re.match(r"(torch gemm \d+x\d+x\d+): median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
+        if m:
+            others.append((m.group(1), float(m.group(2))))
+            continue
+        if row is None:
+            continue
+        m = re.match(r"\S+: median step time ([\d.]+) ms(, over)?", line)
+        if m:
+            row["f16" if m.group(2) else "f32"] = float(m.group(1))
+            continue
+        m = re.match(r"torch.*median step(?: time)? ([\d.]+) ms", line)
+        if m:
+            row["torch"] = float(m.group(1))
+    return rows, gemms, others
+
+
+def main():
+    rows, gemms, others = parse(open(sys.argv[1]))
+    fmt = lambda v: f"{v:.3f} ms" if v is not None else "—"
+    print("| training step | fbl f32 | fbl f16 images | PyTorch eager fp32 | fbl f32 vs PyTorch | f16/f32 |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    faster = 0
+    for r in rows:
+        f32, f16, t = r["f32"], r["f16"], r["torch"]
+        if f32 and t:
+            ratio = t / f32
+            faster += ratio > 1
+            vs = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x **slower**"
+        else:
+            vs = "—"
+        half = f"{f16 / f32:.3f}" if f32 and f16 else "—"
+        print(f"| {r['name']} | {fmt(f32)} | {fmt(f16)} | {fmt(t)} | {vs} | {half} |")
+    print(f"\nfbl f32 faster than PyTorch on {faster} of {len(rows)} rows.")
+    if gemms:
+        cols = [(f, l) for f in ("nn", "nt", "tn") for l in ("channel_packed", "rtile")]
+        print("\n| GEMM, TFLOP/s | target | "
+              + " | ".join(f"{f.upper()} {'CP' if l == 'channel_packed' else 'RT'}" for f, l in cols)
+              + " | met |")
+        print("| --- " * (3 + len(cols)) + "|")
+        for shape in sorted({g[0] for g in gemms}, key=lambda s: int(s.split("x")[0])):
+            rate = {(f, l): r for s, f, l, r in gemms if s == shape}
+            target = TARGETS.get(shape, 0)
+            cells = [f"{rate[c]:.1f}" if c in rate else "—" for c in cols]
+            met = sum(rate[c] >= target for c in cols if c in rate)
+            print(f"| {shape} | {target:g} | " + " | ".join(cells) + f" | {met} of {len(rate)} |")
+    for name, rate in others:
+        print(f"{name}: {rate:.2f} TFLOP/s")
+
+
+if __name__ == "__main__":
+    main()
