@@ -17,7 +17,11 @@ run=$stage/speed/bin/fbl-run
 export LD_LIBRARY_PATH=$stage/speed/lib:${LD_LIBRARY_PATH:-}
 work=/tmp/every-row
 rm -rf "$work"; mkdir -p "$work"
-models=(vit-base-patch16-224 bert-base-uncased whisper-tiny sd-1.5-unet-2-levels llama-3.2-1b)
+# The models stage_every_row.sh staged (f32-MODEL/, f16-MODEL/).
+models=()
+for d in "$stage"/f32-*/; do
+  [ -d "$d" ] && models+=("$(basename "$d" | sed 's/^f32-//')")
+done
 {
   nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null
   start=$(date +%s)
