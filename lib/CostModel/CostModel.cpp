@@ -531,8 +531,7 @@ fbl::cost::workgroupFor(const std::array<int64_t, 3> &items,
            std::max<int64_t>(items[2], 1);
   };
   while (groups() < execution.computeUnits &&
-         wg[0] * wg[1] > std::max<int64_t>(execution.waveSize, 1) &&
-         (wg[0] > 1 || wg[1] > 1)) {
+         wg[0] * wg[1] > std::max<int64_t>(execution.waveSize, 1)) {
     int64_t &side = wg[0] >= wg[1] ? wg[0] : wg[1];
     side /= 2;
   }

@@ -524,8 +524,8 @@ void fbl_session::initInput(size_t input, uint64_t seed) {
     std::fill(values.begin(), values.end(), spec->kind == Kind::Ones);
   } else {
     // Parallel and seeded per element (Initializers.h): a billion-parameter
-    // model initializes in seconds, not the half minute one sequential
-    // generator took.
+    // model initializes in seconds, not the minute one sequential generator
+    // took.
     fbl::runtime::fillRandomParallel(values.data(), values.size(), rng(),
                                      spec->kind == Kind::Normal, spec->scale);
   }

@@ -103,9 +103,6 @@ struct FuseElementwisePass
     patterns.add<GeneralizeNamedElementwise>(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
                                                        shouldCollapse);
-    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
-                                                         &getContext());
-    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     // The function is one block: nothing for region simplification to do
     // but walk every region after every rewrite.
