@@ -8,6 +8,7 @@
 
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -281,6 +282,23 @@ LogicalResult DispatchOp::verify() {
     if (!getLayoutEncoding(v.getType()))
       return emitOpError("operands must carry fbl layout encodings");
   return success();
+}
+
+bool DispatchOp::onlySelects() {
+  WalkResult walk = getBody().walk([](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "math")
+      return WalkResult::interrupt();
+    if (!isa<arith::ArithDialect>(op->getDialect()) ||
+        isa<arith::ConstantOp, arith::SelectOp, arith::MaximumFOp,
+            arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+            arith::BitcastOp, arith::CmpFOp>(op))
+      return WalkResult::advance();
+    for (Type t : op->getResultTypes())
+      if (isa<FloatType>(getElementTypeOrSelf(t)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
 }
 
 LogicalResult BarrierOp::verify() {

@@ -50,26 +50,6 @@ Descriptor describe(RankedTensorType type, Type storage) {
           enc.getDeviceBytes(type.getShape(), storage)};
 }
 
-/// Whether the body of `dispatch` only moves and selects values (copies,
-/// relayouts, max/min, constants): no float arithmetic, so its outputs
-/// equal some input or constant exactly.
-bool onlySelects(DispatchOp dispatch) {
-  WalkResult walk = dispatch.getBody().walk([](Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "math")
-      return WalkResult::interrupt();
-    if (!isa<arith::ArithDialect>(op->getDialect()) ||
-        isa<arith::ConstantOp, arith::SelectOp, arith::MaximumFOp,
-            arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-            arith::BitcastOp, arith::CmpFOp>(op))
-      return WalkResult::advance();
-    for (Type t : op->getResultTypes())
-      if (isa<FloatType>(getElementTypeOrSelf(t)))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return !walk.wasInterrupted();
-}
-
 /// Whether every float constant in the body of `dispatch` is a half float.
 bool constantsAreHalf(DispatchOp dispatch) {
   WalkResult walk = dispatch.getBody().walk([](arith::ConstantOp c) {
@@ -100,7 +80,7 @@ bool anyReader(Value v, function_ref<bool(Operation *)> pred) {
 bool readBySelects(Value v) {
   return anyReader(v, [](Operation *user) {
     auto d = dyn_cast<DispatchOp>(user);
-    return d && onlySelects(d);
+    return d && d.onlySelects();
   });
 }
 
@@ -162,7 +142,7 @@ struct PlanMemoryPass
         return element;
       // The value of an input kept exactly stays exact: a max or a copy of
       // an f32 parameter is compared with it bit for bit (max gradients).
-      bool selects = onlySelects(dispatch);
+      bool selects = dispatch.onlySelects();
       if (selects && llvm::any_of(dispatch.getIns(), [&](Value in) {
             Type t = storage.lookup(memoryOwner(in));
             return t && t.isF32();

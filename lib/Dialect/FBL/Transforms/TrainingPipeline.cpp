@@ -7,7 +7,9 @@
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
 //   fbl-fuse-multi-output (unless fuse=false), fbl-lower-to-kernels,
-//   fbl-plan-memory (unless kernels=false).
+//   fbl-merge-dispatches (unless fuse=false or merge=false),
+//   fbl-plan-memory; the last
+//   four unless kernels=false.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,8 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     FBLLowerToKernelsPassOptions lower;
     lower.cse = true;
     pm.addPass(createFBLLowerToKernelsPass(lower));
+    if (options.fuse && options.merge)
+      pm.addPass(createFBLMergeDispatchesPass());
     pm.addPass(createFBLPlanMemoryPass());
   }
 }

@@ -144,6 +144,12 @@ def FBL_DispatchOp : FBL_Op<"dispatch", [IsolatedFromAbove,
     `grid` $grid `workgroup` $workgroup attr-dict-with-keyword $body
     (`->` type($results)^)?
   }];
+  let extraClassDeclaration = [{
+    /// Whether the body only moves and selects values (copies, relayouts,
+    /// max/min, constants): no float arithmetic, so each output equals
+    /// some input or constant exactly.
+    bool onlySelects();
+  }];
   let hasVerifier = 1;
 }
 

@@ -61,6 +61,13 @@ struct TrainingPipelineOptions
                                    "(fbl-fuse-elementwise, "
                                    "fbl-fuse-multi-output)"),
                     llvm::cl::init(true)};
+  Option<bool> merge{*this, "merge",
+                     llvm::cl::desc("Merge independent kernels into shared "
+                                    "launches (fbl-merge-dispatches); false "
+                                    "keeps one kernel per launch, as "
+                                    "per-kernel profiles want (fuse=false "
+                                    "merges none either)"),
+                     llvm::cl::init(true)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),

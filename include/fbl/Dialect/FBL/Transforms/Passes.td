@@ -548,6 +548,55 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FBLMergeDispatchesPass
+    : Pass<"fbl-merge-dispatches", "::mlir::ModuleOp"> {
+  let summary = "Merges independent kernels into one launch";
+  let description = [{
+    Horizontal fusion of `fbl.dispatch` kernels. Each kernel gets a level:
+    one more than the highest level of the kernels that last wrote what it
+    reads or writes and that read what it writes since. Kernels of one level
+    touch no memory another of them writes; those with the same number of
+    work-items per work-group and no local memory share one launch, whose
+    work-groups are theirs one after another along a 1-D grid. Each
+    work-group runs the body of the kernel it belongs to (an `scf.if` on
+    its group id) with the group, local and global ids that kernel would
+    have seen. The function's kernels are then ordered by level (views and
+    empty tensors just before their first reader).
+
+    A launch costs microseconds on a GPU whatever it does, and kernels too
+    small to fill the device run side by side in one launch where they ran
+    one after another: bias and norm-weight gradient sums, the optimizer
+    updates of the parameters, the attention heads' copies.
+
+    Memory is tensors before `fbl-plan-memory` (the training pipeline runs
+    this pass there: the plan then follows the new schedule) and the plan's
+    memory objects after it (reuse then orders kernels as well, and the plan
+    stays valid). A merged kernel takes the registers and local memory of
+    its largest member, so kernels share a launch only with kernels of the
+    same family: the same work-group size, and for GEMMs the same kind and
+    local tiles (declared once; each work-group runs one member). On a target with `half_storage`, kernels whose storage
+    `fbl-plan-memory` decides from their own body or inputs (copies and
+    selects, tables computed from constants) stay alone too.
+
+    ```mlir
+    %a = fbl.dispatch @k1 ins(%x : T) outs(%e0 : T) grid [16, 8, 1] workgroup [8, 8, 1] {...}
+    %b = fbl.dispatch @k2 ins(%y : U) outs(%e1 : U) grid [64, 1, 1] workgroup [64, 1, 1] {...}
+    // becomes
+    %m:2 = fbl.dispatch @k1_merged ins(%x, %y : T, U) outs(%e0, %e1 : T, U)
+        grid [192, 1, 1] workgroup [64, 1, 1] {
+      // group 0 and 1: @k1's body (its groups (0, 0) and (1, 0));
+      // group 2: @k2's body (its group 0)
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxKernels", "max-kernels", "int64_t", /*default=*/"32",
+           "Most kernels merged into one launch">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FBLPlanMemoryPass : Pass<"fbl-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Assigns kernel outputs to reusable images and buffers";
   let description = [{

@@ -1,0 +1,418 @@
+//===- MergeDispatches.cpp - The fbl-merge-dispatches pass ----------------===//
+//
+// Horizontal fusion of kernels. A launch on a GPU costs microseconds
+// whatever the kernel does, and a step of a real model launches thousands,
+// many too small to fill the device (a bias gradient's sum, its optimizer
+// update): one after another each leaves most compute units idle. Merged,
+// they run side by side in one launch.
+//
+// Kernels are scheduled by level (one more than the latest kernel they must
+// follow), and the kernels of a level with one work-group size share a
+// launch. What a kernel must follow is decided on memory objects: tensors
+// before fbl-plan-memory (the training pipeline's place for this pass,
+// where the plan then follows the new schedule), the plan's objects after
+// it (where reuse orders kernels too, and the plan stays valid).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
+#include "fbl/Dialect/FBL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+
+namespace mlir::fbl {
+#define GEN_PASS_DEF_FBLMERGEDISPATCHESPASS
+#include "fbl/Dialect/FBL/Transforms/Passes.h.inc"
+} // namespace mlir::fbl
+
+using namespace mlir;
+using namespace mlir::fbl;
+
+namespace {
+
+/// The tensor whose memory `v` (a tensor or a view of one) addresses.
+Value throughViews(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// The memory objects of one function, a key each: kernel outputs by their
+/// fbl-plan-memory slot where the plan is made, else each tensor its own.
+class MemoryObjects {
+public:
+  /// The object `v` (a tensor of the function's block, or a view of one)
+  /// lives in.
+  int64_t of(Value v) {
+    v = throughViews(v);
+    if (auto result = dyn_cast<OpResult>(v))
+      if (auto dispatch = dyn_cast<DispatchOp>(result.getOwner())) {
+        Value out = dispatch.getOuts()[result.getResultNumber()];
+        if (auto empty = out.getDefiningOp<tensor::EmptyOp>())
+          if (auto slot = empty->getAttrOfType<IntegerAttr>(
+                  FBLDialect::getSlotAttrName()))
+            return slot.getInt();
+        return of(out);
+      }
+    // Arguments and anything unplanned: an object of its own.
+    auto [it, inserted] = others.try_emplace(v, -1 - int64_t(others.size()));
+    return it->second;
+  }
+
+private:
+  llvm::DenseMap<Value, int64_t> others;
+};
+
+/// The memory objects a kernel reads and writes.
+struct Access {
+  llvm::SmallDenseSet<int64_t, 8> reads, writes;
+
+  Access(DispatchOp d, MemoryObjects &memory) {
+    for (Value v : d.getIns())
+      reads.insert(memory.of(v));
+    for (Value v : d.getResults())
+      writes.insert(memory.of(v));
+  }
+};
+
+/// Kernels that run in one launch, in schedule order.
+struct Launch {
+  /// Its place in the schedule: one more than the latest launch it must
+  /// follow.
+  int64_t level;
+  SmallVector<DispatchOp> members;
+};
+
+/// Work-items in one of `d`'s work-groups.
+int64_t groupSize(DispatchOp d) {
+  ArrayRef<int64_t> w = d.getWorkgroup();
+  return w[0] * w[1] * w[2];
+}
+
+/// The kind a kernel's name carries (`k12_generic`: "generic").
+StringRef kindOf(DispatchOp d) { return d.getKernel().split('_').second; }
+
+/// What kernels must share to share a launch: the work-items of a
+/// work-group, and for GEMMs their kind and local memory. A merged kernel
+/// takes the registers and local memory of its largest member, so a GEMM
+/// (many accumulators, local tiles) would lower the occupancy of the small
+/// kernels beside it; GEMMs of one kind and tile have the same needs.
+std::string familyOf(DispatchOp d) {
+  std::string family = std::to_string(groupSize(d));
+  llvm::raw_string_ostream os(family);
+  if (kindOf(d).starts_with("gemm"))
+    os << " " << kindOf(d);
+  for (Operation &op : d.getBody().front())
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+      os << " " << alloca.getType();
+  return family;
+}
+
+/// Kernels fbl-plan-memory decides the storage of from their own body or
+/// inputs, on a target with half storage: those that only copy or select
+/// (their outputs stay exact) and those computed from constants alone (small
+/// tables). Merged with others, the merged kernel would decide for them.
+class KeepAlone {
+public:
+  explicit KeepAlone(func::FuncOp func) {
+    TargetAttr target = TargetAttr::lookup(func);
+    active = target && target.getHalfStorage();
+  }
+
+  /// Whether `d` runs alone. Asked in schedule order.
+  bool keeps(DispatchOp d) {
+    if (!active)
+      return false;
+    bool constant = llvm::all_of(d.getIns(), [&](Value v) {
+      return fromConstants.contains(throughViews(v));
+    });
+    if (constant)
+      fromConstants.insert(d.getResults().begin(), d.getResults().end());
+    return constant || d.onlySelects();
+  }
+
+private:
+  bool active;
+  llvm::DenseSet<Value> fromConstants;
+};
+
+/// The ids a member's body saw, computed in the merged kernel (a 1-D grid of
+/// work-groups of the members' size) from its group and local ids.
+struct MemberIds {
+  std::array<Value, 3> group, local;
+  ArrayRef<int64_t> workgroup;
+
+  /// Replaces `op`, an id op of the member's body, by its value.
+  void replace(Operation *op) const {
+    Value v;
+    if (auto g = dyn_cast<GroupIdOp>(op)) {
+      v = group[g.getDim()];
+    } else if (auto l = dyn_cast<LocalIdOp>(op)) {
+      v = local[l.getDim()];
+    } else {
+      auto w = cast<WorkItemIdOp>(op);
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      unsigned d = w.getDim();
+      v = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc, group[d],
+              arith::ConstantIndexOp::create(b, loc, workgroup[d])),
+          local[d]);
+    }
+    op->getResult(0).replaceAllUsesWith(v);
+    op->erase();
+  }
+};
+
+/// Replaces `members` (adjacent in the schedule) by one kernel at the last
+/// one's place.
+void merge(ArrayRef<DispatchOp> members) {
+  DispatchOp front = members.front(), last = members.back();
+  MLIRContext *ctx = last.getContext();
+  Location loc = FusedLoc::get(
+      ctx,
+      llvm::map_to_vector(members, [](DispatchOp d) { return d.getLoc(); }));
+  OpBuilder b(last);
+  int64_t size = groupSize(last);
+
+  // Operands: each input once, then every output.
+  SmallVector<Value> ins, outs;
+  llvm::SmallDenseMap<Value, unsigned> inIndex;
+  for (DispatchOp d : members)
+    for (Value v : d.getIns())
+      if (inIndex.try_emplace(v, ins.size()).second)
+        ins.push_back(v);
+  for (DispatchOp d : members)
+    llvm::append_range(outs, d.getOuts());
+
+  // Work-groups of a member along x, y, z.
+  auto groupsOf = [](DispatchOp d) {
+    ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
+    return std::array<int64_t, 3>{grid[0] / w[0], grid[1] / w[1],
+                                  grid[2] / w[2]};
+  };
+  int64_t groups = 0;
+  for (DispatchOp d : members) {
+    auto [gx, gy, gz] = groupsOf(d);
+    groups += gx * gy * gz;
+  }
+  std::string name = (front.getKernel().split('_').first + "_merged").str();
+  auto merged = DispatchOp::create(
+      b, loc, ValueRange(outs).getTypes(), FlatSymbolRefAttr::get(ctx, name),
+      ins, outs, b.getDenseI64ArrayAttr({groups * size, 1, 1}),
+      b.getDenseI64ArrayAttr({size, 1, 1}));
+  // No fbl.estimate: the cost model times kernels one at a time, and the
+  // members of a launch run side by side.
+
+  Block *body = new Block();
+  merged.getBody().push_back(body);
+  for (Value v : ins)
+    body->addArgument(v.getType(), v.getLoc());
+  for (Value v : outs)
+    body->addArgument(v.getType(), v.getLoc());
+  b.setInsertionPointToStart(body);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // Splits a linear index into x, y, z of extents ex, ey.
+  auto split = [&](Value linear, int64_t ex, int64_t ey) {
+    return std::array<Value, 3>{
+        arith::RemUIOp::create(b, loc, linear, index(ex)),
+        arith::RemUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, linear, index(ex)),
+            index(ey)),
+        arith::DivUIOp::create(b, loc, linear, index(ex * ey))};
+  };
+  Value group =
+      GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  Value item =
+      LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  // Local memory, once: every member declares the same (familyOf), and a
+  // work-group runs one member.
+  SmallVector<Value> local;
+  for (Operation &op : front.getBody().front())
+    if (isa<memref::AllocaOp>(op))
+      local.push_back(b.clone(op)->getResult(0));
+
+  // Member by member: its work-groups follow the previous members'.
+  int64_t first = 0;
+  unsigned outIndex = 0;
+  for (size_t m = 0; m < members.size(); ++m) {
+    DispatchOp d = members[m];
+    auto [gx, gy, gz] = groupsOf(d);
+    int64_t count = gx * gy * gz;
+    b.setInsertionPointToEnd(body);
+    Value inside;
+    if (m > 0)
+      inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, group,
+                                     index(first));
+    if (m + 1 < members.size()) {
+      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          group, index(first + count));
+      inside = inside ? arith::AndIOp::create(b, loc, inside, below).getResult()
+                      : below;
+    }
+    auto branch = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    ArrayRef<int64_t> w = d.getWorkgroup();
+    MemberIds ids{
+        split(arith::SubIOp::create(b, loc, group, index(first)), gx, gy),
+        split(item, w[0], w[1]), w};
+    IRMapping mapping;
+    Block &memberBody = d.getBody().front();
+    for (auto [i, arg] : llvm::enumerate(memberBody.getArguments()))
+      mapping.map(arg, i < d.getIns().size()
+                           ? body->getArgument(inIndex.lookup(d.getIns()[i]))
+                           : body->getArgument(ins.size() + outIndex++));
+    SmallVector<Operation *> idOps;
+    unsigned allocas = 0;
+    for (Operation &op : memberBody.without_terminator()) {
+      if (isa<memref::AllocaOp>(op)) {
+        mapping.map(op.getResult(0), local[allocas++]);
+        continue;
+      }
+      b.clone(op, mapping)->walk([&](Operation *inner) {
+        if (isa<GroupIdOp, LocalIdOp, WorkItemIdOp>(inner))
+          idOps.push_back(inner);
+      });
+    }
+    for (Operation *op : idOps)
+      ids.replace(op);
+    first += count;
+  }
+  b.setInsertionPointToEnd(body);
+  KernelReturnOp::create(b, loc);
+
+  unsigned resultIndex = 0;
+  for (DispatchOp d : members)
+    for (Value r : d.getResults())
+      r.replaceAllUsesWith(merged.getResult(resultIndex++));
+  // Views of the results that came before the merged kernel follow it.
+  llvm::SmallPtrSet<Operation *, 8> producers = {merged.getOperation()};
+  Operation *after = merged;
+  for (Operation *op = front; op != merged.getOperation();) {
+    Operation *next = op->getNextNode();
+    if (isa<TransposeViewOp, ReshapeViewOp>(op) &&
+        producers.contains(op->getOperand(0).getDefiningOp())) {
+      op->moveAfter(after);
+      after = op;
+      producers.insert(op);
+    }
+    op = next;
+  }
+  for (DispatchOp d : members)
+    d->erase();
+  // The members' bodies each made their constants and index arithmetic.
+  IRRewriter rewriter(ctx);
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, merged);
+}
+
+struct MergeDispatchesPass
+    : public mlir::fbl::impl::FBLMergeDispatchesPassBase<MergeDispatchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxKernels < 1) {
+      getOperation().emitError("fbl-merge-dispatches: max-kernels must be "
+                               "positive, got ")
+          << static_cast<int64_t>(maxKernels);
+      return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        mergeIn(func);
+  }
+
+  void mergeIn(func::FuncOp func) {
+    Block &block = func.getBody().front();
+    // Kernels, views, empty tensors and constants: the forms after
+    // fbl-plan-memory. Anything else and the schedule stays as it is.
+    for (Operation &op : block.without_terminator())
+      if (!isa<DispatchOp, TransposeViewOp, ReshapeViewOp, tensor::EmptyOp,
+               arith::ConstantOp>(op))
+        return;
+
+    // Levels: a kernel comes after the last writer of what it reads or
+    // writes and the readers of what it writes, so kernels of one level
+    // touch no memory object another of them writes.
+    MemoryObjects memory;
+    KeepAlone alone(func);
+    llvm::DenseMap<int64_t, int64_t> lastWrite, lastRead;
+    SmallVector<Launch> launches;
+    std::map<std::pair<int64_t, std::string>, size_t> open;
+    for (DispatchOp d : block.getOps<DispatchOp>()) {
+      Access access(d, memory);
+      int64_t level = 0;
+      for (int64_t r : access.reads)
+        level = std::max(level, lastWrite.lookup(r));
+      for (int64_t w : access.writes)
+        level = std::max({level, lastWrite.lookup(w), lastRead.lookup(w)});
+      ++level;
+      for (int64_t r : access.reads)
+        lastRead[r] = std::max(lastRead.lookup(r), level);
+      for (int64_t w : access.writes) {
+        lastWrite[w] = level;
+        lastRead.erase(w);
+      }
+      if (alone.keeps(d)) {
+        launches.push_back({level, {d}});
+        continue;
+      }
+      auto [it, inserted] =
+          open.try_emplace({level, familyOf(d)}, launches.size());
+      if (!inserted &&
+          int64_t(launches[it->second].members.size()) < maxKernels) {
+        launches[it->second].members.push_back(d);
+        continue;
+      }
+      it->second = launches.size();
+      launches.push_back({level, {d}});
+    }
+
+    // The schedule: by level, then in the order of each launch's first
+    // kernel. Views and empty tensors go just before their first reader.
+    llvm::stable_sort(launches, [](const Launch &a, const Launch &b) {
+      return a.level < b.level;
+    });
+    Operation *end = block.getTerminator();
+    llvm::DenseSet<Operation *> placed;
+    std::function<void(Operation *)> place = [&](Operation *op) {
+      if (!placed.insert(op).second)
+        return;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp();
+            def && def->getBlock() == &block && !isa<DispatchOp>(def))
+          place(def);
+      op->moveBefore(end);
+    };
+    for (const Launch &l : launches)
+      for (DispatchOp d : l.members)
+        place(d);
+    SmallVector<Operation *> rest;
+    for (Operation &op : block.without_terminator())
+      if (!placed.contains(&op))
+        rest.push_back(&op);
+    for (Operation *op : rest)
+      place(op);
+
+    for (const Launch &l : launches)
+      if (l.members.size() > 1)
+        merge(l.members);
+  }
+};
+
+} // namespace

@@ -1,0 +1,161 @@
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels -fbl-merge-dispatches -fbl-plan-memory | FileCheck %s --check-prefixes=CHECK,PRE
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels -fbl-plan-memory -fbl-merge-dispatches | FileCheck %s --check-prefixes=CHECK,PLANNED
+
+// Two kernels on different inputs, work-groups of 8x8: one launch of 64-item
+// groups, the first kernel's two, then the second's four. Each member's body
+// sees the group, local and global ids it had.
+// CHECK-LABEL: func.func @independent
+// CHECK: %[[E0:.*]] = tensor.empty() {fbl.slot = 0 : i64}
+// CHECK: %[[E1:.*]] = tensor.empty() {fbl.slot = 1 : i64}
+// CHECK: %[[M:.*]]:2 = fbl.dispatch @k0_merged ins(%arg0, %arg1 : {{.*}}) outs(%[[E0]], %[[E1]] : {{.*}}) grid [384, 1, 1] workgroup [64, 1, 1]
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: %[[G:.*]] = fbl.group_id 0
+// CHECK-NEXT: %[[L:.*]] = fbl.local_id 0
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[G]], %c2
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK: %[[LX:.*]] = arith.remui %[[L]], %c8
+// CHECK: math.exp
+// CHECK: fbl.store_texel {{.*}}, %arg4
+// CHECK: %[[AFTER:.*]] = arith.cmpi uge, %[[G]], %c2
+// CHECK-NEXT: scf.if %[[AFTER]] {
+// CHECK-NEXT: %[[R:.*]] = arith.subi %[[G]], %c2
+// CHECK: math.tanh
+// CHECK: fbl.store_texel {{.*}}, %arg5
+// CHECK-NOT: fbl.dispatch
+// CHECK: return %[[M]]#0, %[[M]]#1
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @independent(%x: tensor<8x64xf32, #cp>, %y: tensor<16x64xf32, #cp>)
+      -> (tensor<8x64xf32, #cp>, tensor<16x64xf32, #cp>) {
+    %e0 = tensor.empty() : tensor<8x64xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e0 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.exp %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<16x64xf32, #cp>
+    %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%y : tensor<16x64xf32, #cp>) outs(%e1 : tensor<16x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<16x64xf32, #cp>
+    return %a, %b : tensor<8x64xf32, #cp>, tensor<16x64xf32, #cp>
+  }
+}
+
+// -----
+
+// b reads a: two launches, in order.
+// CHECK-LABEL: func.func @chain
+// CHECK: fbl.dispatch @k0_generic
+// CHECK: fbl.dispatch @k1_generic
+// CHECK-NOT: _merged
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @chain(%x: tensor<8x64xf32, #cp>) -> tensor<8x64xf32, #cp> {
+    %e0 = tensor.empty() : tensor<8x64xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e0 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.exp %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<8x64xf32, #cp>
+    %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<8x64xf32, #cp>) outs(%e1 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    return %b : tensor<8x64xf32, #cp>
+  }
+}
+
+// -----
+
+// p reads a; q is independent of both. Merged before the memory plan, q
+// shares a's launch (level 1). After the plan q takes a's image, which p
+// reads: q must follow p, and nothing merges.
+// CHECK-LABEL: func.func @reused_memory
+// PRE: fbl.dispatch @k0_merged ins(%arg0, %arg1 :
+// PRE: fbl.dispatch @k1_generic
+// PRE: fbl.dispatch @k3_generic
+// PLANNED: tensor.empty() {fbl.slot = 0 : i64}
+// PLANNED: fbl.dispatch @k0_generic
+// PLANNED: fbl.dispatch @k1_generic
+// PLANNED: tensor.empty() {fbl.slot = 0 : i64}
+// PLANNED: fbl.dispatch @k2_generic
+// PLANNED: fbl.dispatch @k3_generic
+// PLANNED-NOT: _merged
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @reused_memory(%x: tensor<8x64xf32, #cp>, %y: tensor<8x64xf32, #cp>)
+      -> (tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>) {
+    %e0 = tensor.empty() : tensor<8x64xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e0 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.exp %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<8x64xf32, #cp>
+    %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<8x64xf32, #cp>) outs(%e1 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e2 = tensor.empty() : tensor<8x64xf32, #cp>
+    %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%y : tensor<8x64xf32, #cp>) outs(%e2 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.sin %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e3 = tensor.empty() : tensor<8x64xf32, #cp>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %q : tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>) outs(%e3 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %w: f32, %o: f32):
+      %r = arith.addf %v, %w : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    return %s, %p : tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>
+  }
+}
+
+// -----
+
+// Two independent GEMMs of one tile (the H200 preset's local-tiled kernel):
+// one launch, their local tiles declared once (a work-group runs one of
+// them), the barriers inside each member's branch.
+// CHECK-LABEL: func.func @two_gemms
+// CHECK: fbl.dispatch @k{{[0-9]+}}_merged ins(%arg0, %arg1, %arg2, %arg3 :
+// CHECK-SAME: workgroup [64, 1, 1]
+// CHECK: fbl.group_id 0
+// CHECK-COUNT-2: memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NOT: memref.alloca
+// CHECK: scf.if
+// CHECK: fbl.barrier
+// CHECK: scf.if
+// CHECK: fbl.barrier
+// CHECK-NOT: fbl.dispatch
+#cp = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @two_gemms(%a: tensor<64x64xf32, #cp>, %b: tensor<64x64xf32, #cp>,
+                       %c: tensor<64x64xf32, #cp>, %d: tensor<64x64xf32, #cp>)
+      -> (tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) {
+    %z = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<64x64xf32, #cp>
+    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %p = linalg.matmul ins(%a, %b : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<64x64xf32, #cp>
+    %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %q = linalg.matmul ins(%c, %d : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    return %p, %q : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>
+  }
+}
