@@ -8,7 +8,8 @@
 # config and the weight list for the PyTorch reference. Bundles travel as
 # .tar.xz (a 22-layer step's kernels.cl compresses 20-fold). TARGET is a
 # preset or a #fbl.target<...> attribute; FBL_STAGE names another staging
-# folder (to stage two targets side by side).
+# folder (to stage two targets side by side); FBL_PIPELINE_EXTRA adds
+# pipeline options (merge=false for per-kernel profiles).
 #   benchmarks/stage_real_configs.sh [SEQ] [BATCH] [TARGET] [MODELS...]
 # Then, in the device call:
 #   '. .device/env.sh; bash benchmarks/real_configs_device_run.sh'.
@@ -51,7 +52,7 @@ json.dump([[n, d, p] for n, d, e, p in model_check.model_arguments(text)
 PY
     start=$(date +%s.%N)
     if ! "$build/bin/fbl-opt" "$tmp/$mode.mlir" \
-        --pass-pipeline="builtin.module(fbl-training-pipeline{policy=fblayout target={$target} optimizer=adamw})" \
+        --pass-pipeline="builtin.module(fbl-training-pipeline{policy=fblayout target={$target} optimizer=adamw${FBL_PIPELINE_EXTRA:+ $FBL_PIPELINE_EXTRA}})" \
         -o "$tmp/step.mlir" 2> "$dir/compile-error.txt"; then
       echo "$name $mode: refused: $(grep -m1 error: "$dir/compile-error.txt")"
       continue
