@@ -53,12 +53,7 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
     int64_t bytes =
         encoding.getDeviceBytes(type.getShape(), type.getElementType());
     // Views alias the memory of the value they view; count memory once.
-    Value viewed = value;
-    while (Operation *def = viewed.getDefiningOp()) {
-      if (!isa<TransposeViewOp, ReshapeViewOp>(def))
-        break;
-      viewed = def->getOperand(0);
-    }
+    Value viewed = viewedValue(value);
     bool isView = viewed != value;
     if (isView) {
       ++views;
@@ -87,7 +82,8 @@ LogicalResult mlir::fbl::writeLayoutReport(ModuleOp module,
         j.attribute("view_of", viewedName);
       }
       j.attribute("type", printed(type));
-      j.attribute("storage", ::fbl::manifest::storageKindName(layout.storage()));
+      j.attribute("storage",
+                  ::fbl::manifest::storageKindName(layout.storage()));
       j.attributeArray("extents", [&] {
         j.value(e.width);
         j.value(e.height);

@@ -284,6 +284,15 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
+Value mlir::fbl::viewedValue(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeViewOp, ReshapeViewOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
 bool DispatchOp::onlySelects() {
   WalkResult walk = getBody().walk([](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "math")

@@ -38,16 +38,6 @@ using namespace mlir::fbl;
 
 namespace {
 
-/// The tensor whose memory `v` (a tensor or a view of one) addresses.
-Value throughViews(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<TransposeViewOp, ReshapeViewOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 /// The memory objects of one function, a key each: kernel outputs by their
 /// fbl-plan-memory slot where the plan is made, else each tensor its own.
 class MemoryObjects {
@@ -55,7 +45,7 @@ public:
   /// The object `v` (a tensor of the function's block, or a view of one)
   /// lives in.
   int64_t of(Value v) {
-    v = throughViews(v);
+    v = viewedValue(v);
     if (auto result = dyn_cast<OpResult>(v))
       if (auto dispatch = dyn_cast<DispatchOp>(result.getOwner())) {
         Value out = dispatch.getOuts()[result.getResultNumber()];
@@ -135,7 +125,7 @@ public:
     if (!active)
       return false;
     bool constant = llvm::all_of(d.getIns(), [&](Value v) {
-      return fromConstants.contains(throughViews(v));
+      return fromConstants.contains(viewedValue(v));
     });
     if (constant)
       fromConstants.insert(d.getResults().begin(), d.getResults().end());
@@ -177,8 +167,9 @@ struct MemberIds {
   }
 };
 
-/// Replaces `members` (adjacent in the schedule) by one kernel at the last
-/// one's place.
+/// Replaces `members` by one kernel at the last one's place. The schedule
+/// put them together: what lies between them (empty tensors and views for
+/// later members) reads none of their results.
 void merge(ArrayRef<DispatchOp> members) {
   DispatchOp front = members.front(), last = members.back();
   MLIRContext *ctx = last.getContext();
@@ -300,19 +291,6 @@ void merge(ArrayRef<DispatchOp> members) {
   for (DispatchOp d : members)
     for (Value r : d.getResults())
       r.replaceAllUsesWith(merged.getResult(resultIndex++));
-  // Views of the results that came before the merged kernel follow it.
-  llvm::SmallPtrSet<Operation *, 8> producers = {merged.getOperation()};
-  Operation *after = merged;
-  for (Operation *op = front; op != merged.getOperation();) {
-    Operation *next = op->getNextNode();
-    if (isa<TransposeViewOp, ReshapeViewOp>(op) &&
-        producers.contains(op->getOperand(0).getDefiningOp())) {
-      op->moveAfter(after);
-      after = op;
-      producers.insert(op);
-    }
-    op = next;
-  }
   for (DispatchOp d : members)
     d->erase();
   // The members' bodies each made their constants and index arithmetic.

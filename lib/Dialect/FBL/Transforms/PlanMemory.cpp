@@ -90,16 +90,6 @@ bool isReturned(Value v) {
                    [](Operation *user) { return isa<func::ReturnOp>(user); });
 }
 
-/// The value whose memory `v` addresses (through views).
-Value memoryOwner(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<TransposeViewOp, ReshapeViewOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 struct PlanMemoryPass
     : public mlir::fbl::impl::FBLPlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
@@ -144,7 +134,7 @@ struct PlanMemoryPass
       // an f32 parameter is compared with it bit for bit (max gradients).
       bool selects = dispatch.onlySelects();
       if (selects && llvm::any_of(dispatch.getIns(), [&](Value in) {
-            Type t = storage.lookup(memoryOwner(in));
+            Type t = storage.lookup(viewedValue(in));
             return t && t.isF32();
           }))
         return element;
@@ -192,7 +182,7 @@ struct PlanMemoryPass
     for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
       unsigned at = position.lookup(dispatch);
       if (llvm::all_of(dispatch.getIns(), [&](Value in) {
-            return fromConstants.contains(memoryOwner(in));
+            return fromConstants.contains(viewedValue(in));
           }))
         fromConstants.insert(dispatch.getResults().begin(),
                              dispatch.getResults().end());

@@ -19,4 +19,10 @@
 #define GET_OP_CLASSES
 #include "fbl/Dialect/FBL/IR/FBLOps.h.inc"
 
+namespace mlir::fbl {
+/// The value whose memory `v` addresses: `v` itself, or what the chain of
+/// fbl.transpose_view / fbl.reshape_view ops it comes from views.
+Value viewedValue(Value v);
+} // namespace mlir::fbl
+
 #endif // FBL_DIALECT_FBL_IR_FBLOPS_H
