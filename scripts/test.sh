@@ -9,7 +9,16 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# Prints how long the phase that just ended took, so that a CI log shows
+# where its time limit goes.
+phase_start=$SECONDS
+phase_done() {
+  echo "== $1: $((SECONDS - phase_start)) s (total $SECONDS s) =="
+  phase_start=$SECONDS
+}
+
 bash scripts/setup.sh || exit 1
+phase_done setup
 
 # Runs lit and ctest on build directory $1; returns non-zero when either
 # fails.
@@ -18,9 +27,11 @@ run_suite() {
   echo "== lit ($label) =="
   /usr/lib/llvm-22/bin/lit -sv "$dir/test"
   lit_status=$?
+  phase_done "lit ($label)"
   echo "== ctest ($label) =="
   ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
   ctest_status=$?
+  phase_done "ctest ($label)"
   if [ $lit_status -ne 0 ] || [ $ctest_status -ne 0 ]; then
     echo "$label: tests failed (lit: $lit_status, ctest: $ctest_status)"
     return 1
@@ -29,12 +40,13 @@ run_suite() {
 
 failed=()
 bash scripts/build.sh || exit 1
+phase_done "build (release)"
 run_suite "${FBL_BUILD_DIR:-build}" release || failed+=(release)
 
 if [ "${FBL_TEST_SANITIZERS:-1}" = 0 ]; then
   echo "== sanitizers: skipped (FBL_TEST_SANITIZERS=0) =="
 else
-  if bash scripts/build.sh --sanitizers; then
+  if bash scripts/build.sh --sanitizers && phase_done "build (asan+ubsan)"; then
     run_suite "${FBL_ASAN_BUILD_DIR:-build-asan}" "asan+ubsan" ||
       failed+=("asan+ubsan")
   else

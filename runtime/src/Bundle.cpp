@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -402,6 +403,18 @@ static void writeCache(const fs::path &cached, const std::string &binary) {
     fs::remove(tmp, ec);
 }
 
+/// Whether programs go through fbl's binary cache: FBL_PROGRAM_CACHE=0 or 1
+/// decides; otherwise every driver but PoCL. PoCL keeps its own cache of each
+/// kernel's compiled work-group functions, and asking it for a program's
+/// binary makes it compile every kernel once more, for a local size no
+/// launch uses: twice the compile time on a cold cache.
+static bool usesBinaryCache(const DeviceEntry &device) {
+  if (const char *choice = std::getenv("FBL_PROGRAM_CACHE"); choice && *choice)
+    return std::string_view(choice) != "0";
+  return device.platformName.find("Portable Computing Language") ==
+         std::string::npos;
+}
+
 cl_program fbl::runtime::buildProgram(cl_context context,
                                       const DeviceEntry &device,
                                       const std::string &source) {
@@ -421,10 +434,11 @@ cl_program fbl::runtime::buildProgram(cl_context context,
            : fs::path(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") /
                  ".cache" / "fbl";
   fs::path cached = cacheDir / (std::to_string(hash) + ".bin");
+  bool cache = usesBinaryCache(device);
   cl_program program = nullptr;
   cl_int err;
   std::error_code ec;
-  if (fs::is_regular_file(cached, ec)) {
+  if (cache && fs::is_regular_file(cached, ec)) {
     std::string binary;
     try {
       binary = cachedBinary(readFile(cached));
@@ -468,7 +482,8 @@ cl_program fbl::runtime::buildProgram(cl_context context,
                   "': " + clErrorName(err) + "\n" + log);
     }
     size_t size = 0;
-    if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
+    if (cache &&
+        clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
                          nullptr) == CL_SUCCESS &&
         size > 0) {
       std::string binary(size, '\0');

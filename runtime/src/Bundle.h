@@ -107,7 +107,8 @@ struct Bundle {
 std::string readFile(const std::filesystem::path &p);
 
 /// Builds `source` for `device`, through a binary cache keyed by source,
-/// device and driver ($XDG_CACHE_HOME/fbl or ~/.cache/fbl).
+/// device and driver ($XDG_CACHE_HOME/fbl or ~/.cache/fbl) on drivers that
+/// keep none of their own (all but PoCL; FBL_PROGRAM_CACHE=0/1 decides).
 cl_program buildProgram(cl_context context, const DeviceEntry &device,
                         const std::string &source);
 
