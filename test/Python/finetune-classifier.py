@@ -1,3 +1,4 @@
+# UNSUPPORTED: asan
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t | FileCheck %s
 #

@@ -1,3 +1,4 @@
+# UNSUPPORTED: asan
 # RUN: fbl-opt %fbl_src_root/test/E2E/Inputs/lora-two-layer-lm.mlir --fbl-insert-lora="rank=4 alpha=8 targets=q_proj,v_proj" -o %t.lora.mlir
 # RUN: %python %s %fbl_src_root/test/E2E/Inputs/lora-two-layer-lm.mlir %t.lora.mlir | FileCheck %s
 #
