@@ -46,7 +46,8 @@ run_suite "${FBL_BUILD_DIR:-build}" release || failed+=(release)
 if [ "${FBL_TEST_SANITIZERS:-1}" = 0 ]; then
   echo "== sanitizers: skipped (FBL_TEST_SANITIZERS=0) =="
 else
-  if bash scripts/build.sh --sanitizers && phase_done "build (asan+ubsan)"; then
+  if bash scripts/build.sh --sanitizers; then
+    phase_done "build (asan+ubsan)"
     run_suite "${FBL_ASAN_BUILD_DIR:-build-asan}" "asan+ubsan" ||
       failed+=("asan+ubsan")
   else

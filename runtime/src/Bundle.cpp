@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -403,16 +404,32 @@ static void writeCache(const fs::path &cached, const std::string &binary) {
     fs::remove(tmp, ec);
 }
 
-/// Whether programs go through fbl's binary cache: FBL_PROGRAM_CACHE=0 or 1
-/// decides; otherwise every driver but PoCL. PoCL keeps its own cache of each
-/// kernel's compiled work-group functions, and asking it for a program's
-/// binary makes it compile every kernel once more, for a local size no
-/// launch uses: twice the compile time on a cold cache.
-static bool usesBinaryCache(const DeviceEntry &device) {
-  if (const char *choice = std::getenv("FBL_PROGRAM_CACHE"); choice && *choice)
-    return std::string_view(choice) != "0";
-  return device.platformName.find("Portable Computing Language") ==
-         std::string::npos;
+/// The binary cache file for `source` built with `options` on `device`
+/// (keyed by source, build options, device and driver), or none where
+/// programs skip the cache: FBL_PROGRAM_CACHE=0 or 1 decides, otherwise
+/// every driver but PoCL. PoCL keeps its own cache of each kernel's compiled
+/// work-group functions, and asking it for a program's binary makes it
+/// compile every kernel once more, for a local size no launch uses: twice
+/// the compile time on a cold cache.
+static std::optional<fs::path> cacheFile(const DeviceEntry &device,
+                                         const std::string &source,
+                                         const std::string &options) {
+  const char *choice = std::getenv("FBL_PROGRAM_CACHE");
+  bool wanted = choice && *choice
+                    ? std::string_view(choice) != "0"
+                    : device.platformName.find("Portable Computing Language") ==
+                          std::string::npos;
+  if (!wanted)
+    return std::nullopt;
+  std::string key = source + options + device.name +
+                    deviceString(device.device, CL_DRIVER_VERSION);
+  size_t hash = std::hash<std::string>{}(key);
+  const char *home = std::getenv("XDG_CACHE_HOME");
+  fs::path cacheDir =
+      home ? fs::path(home) / "fbl"
+           : fs::path(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") /
+                 ".cache" / "fbl";
+  return cacheDir / (std::to_string(hash) + ".bin");
 }
 
 cl_program fbl::runtime::buildProgram(cl_context context,
@@ -424,24 +441,14 @@ cl_program fbl::runtime::buildProgram(cl_context context,
   std::string options = kBuildOptions;
   if (extra && *extra)
     options += std::string(" ") + extra;
-  // Binary cache keyed by source, build options, device and driver.
-  std::string key = source + options + device.name +
-                    deviceString(device.device, CL_DRIVER_VERSION);
-  size_t hash = std::hash<std::string>{}(key);
-  const char *home = std::getenv("XDG_CACHE_HOME");
-  fs::path cacheDir =
-      home ? fs::path(home) / "fbl"
-           : fs::path(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") /
-                 ".cache" / "fbl";
-  fs::path cached = cacheDir / (std::to_string(hash) + ".bin");
-  bool cache = usesBinaryCache(device);
+  std::optional<fs::path> cached = cacheFile(device, source, options);
   cl_program program = nullptr;
   cl_int err;
   std::error_code ec;
-  if (cache && fs::is_regular_file(cached, ec)) {
+  if (cached && fs::is_regular_file(*cached, ec)) {
     std::string binary;
     try {
-      binary = cachedBinary(readFile(cached));
+      binary = cachedBinary(readFile(*cached));
     } catch (const Error &) {
     }
     if (!binary.empty()) {
@@ -482,7 +489,7 @@ cl_program fbl::runtime::buildProgram(cl_context context,
                   "': " + clErrorName(err) + "\n" + log);
     }
     size_t size = 0;
-    if (cache &&
+    if (cached &&
         clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
                          nullptr) == CL_SUCCESS &&
         size > 0) {
@@ -490,7 +497,7 @@ cl_program fbl::runtime::buildProgram(cl_context context,
       unsigned char *ptr = reinterpret_cast<unsigned char *>(binary.data());
       if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr,
                            nullptr) == CL_SUCCESS)
-        writeCache(cached, binary);
+        writeCache(*cached, binary);
     }
   }
   return program;
