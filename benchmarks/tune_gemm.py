@@ -6,8 +6,9 @@
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
       and layout (channel_packed, rtile), each with the target's
-      local_tiled_gemm on and `gemm_tile` set (benchmarks/gen_gemm.py), and
-      DIR/plan.json listing them;
+      local_tiled_gemm on and `gemm_tile` set (benchmarks/gen_gemm.py),
+      lowered as the training pipeline lowers it, and DIR/plan.json
+      listing them;
   tune_gemm.py run DIR [--fbl-run P] [--device D] [--iterations N]
                        [--build-options "-cl-nv-verbose"]
       runs each bundle with fbl-run --profile on the device (the GEMM
@@ -80,8 +81,10 @@ def lower(args, m, n, k, form, layout, tile):
     ir = ir.replace("local_tiled_gemm = true",
                     "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d], "
                     "gemm_tile_classes = []" % tuple(tile))
-    out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels"], input=ir,
-                         capture_output=True, text=True)
+    # The kernel source the training pipeline emits (bodies folded and
+    # CSE'd): the driver's compiler times equivalent sources differently.
+    out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels=cse=true fold=true"],
+                         input=ir, capture_output=True, text=True)
     if out.returncode:
         if "gemm_tile" in out.stderr:
             return None, out.stderr.strip().splitlines()[0]

@@ -204,6 +204,18 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
           return declare(c, c.getType().isInteger(1)
                                 ? (i.getInt() ? "true" : "false")
                                 : std::to_string(i.getInt()));
+        // A texel of constants (folding leaves them, e.g. a zeroed texel).
+        auto texel = dyn_cast<DenseFPElementsAttr>(c.getValue());
+        auto vec = dyn_cast<VectorType>(c.getType());
+        if (texel && vec && vec.getShape() == ArrayRef<int64_t>{4} &&
+            vec.getElementType().isF32()) {
+          std::string args;
+          llvm::raw_string_ostream a(args);
+          llvm::interleaveComma(
+              texel.getValues<APFloat>(), a,
+              [&](const APFloat &v) { a << floatLiteral(v); });
+          return declare(c, "((float4)(" + args + "))");
+        }
         return c.emitError("fbl-to-opencl: unsupported constant");
       })
       .Case<tensor::ExtractOp>([&](tensor::ExtractOp e) -> LogicalResult {

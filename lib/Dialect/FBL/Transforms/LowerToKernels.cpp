@@ -44,6 +44,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::fbl {
@@ -329,6 +330,46 @@ struct LowerToKernelsPass
     : public mlir::fbl::impl::FBLLowerToKernelsPassBase<LowerToKernelsPass> {
   using Base::Base;
 
+  /// The canonicalization patterns of the ops kernel bodies hold.
+  FrozenRewritePatternSet kernelPatterns;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (!fold)
+      return success();
+    RewritePatternSet patterns(context);
+    for (StringRef ns : {"arith", "math", "memref", "scf", "vector"}) {
+      if (Dialect *dialect = context->getLoadedDialect(ns))
+        dialect->getCanonicalizationPatterns(patterns);
+    }
+    for (RegisteredOperationName op : context->getRegisteredOperations())
+      if (llvm::is_contained({"arith", "math", "memref", "scf", "vector"},
+                             op.getDialectNamespace()))
+        op.getCanonicalizationPatterns(patterns, context);
+    kernelPatterns = FrozenRewritePatternSet(std::move(patterns));
+    return success();
+  }
+
+  /// Canonicalizes and CSEs the kernel bodies built between `before` and
+  /// `next`, as the options say.
+  void clean(Block &body, Operation *before, Operation *next) {
+    if (!fold && !cse)
+      return;
+    // Bodies are one block whose ops hold one-block regions.
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    IRRewriter rewriter(&getContext());
+    DominanceInfo dominance;
+    for (Operation &created : createdBetween(body, before, next)) {
+      auto dispatch = dyn_cast<DispatchOp>(created);
+      if (!dispatch)
+        continue;
+      if (fold)
+        (void)applyPatternsGreedily(dispatch.getBody(), kernelPatterns, config);
+      if (cse)
+        eliminateCommonSubExpressions(rewriter, dominance, dispatch);
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     TargetAttr targetAttr = TargetAttr::lookupOrEmitError(module);
@@ -433,13 +474,7 @@ struct LowerToKernelsPass
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))
           dispatch->setAttr(FBLDialect::getEstimateAttrName(),
                             estimateAttr(dispatch.getContext(), estimate));
-        if (cse) {
-          IRRewriter rewriter(&getContext());
-          DominanceInfo dominance;
-          for (Operation &created : createdBetween(body, before, next))
-            if (isa<DispatchOp>(created))
-              eliminateCommonSubExpressions(rewriter, dominance, &created);
-        }
+        clean(body, before, next);
         if (!chain)
           repeated.record(op, operands, uses, &body, before, next);
       }

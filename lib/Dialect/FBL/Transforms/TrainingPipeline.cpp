@@ -6,7 +6,8 @@
 //   fbl-split-reductions -> fbl-classify-ops ->
 //   fbl-select-layouts -> fbl-materialize-rtile -> fbl-fold-index-transforms
 //   -> canonicalize, cse -> fbl-training-report (when report= is given) ->
-//   fbl-fuse-multi-output (unless fuse=false), fbl-lower-to-kernels,
+//   fbl-fuse-multi-output (unless fuse=false), fbl-lower-to-kernels (kernel
+//   bodies folded and CSE'd),
 //   fbl-merge-dispatches (unless fuse=false or merge=false),
 //   fbl-plan-memory; the last
 //   four unless kernels=false.
@@ -59,10 +60,11 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   if (options.kernels) {
     if (options.fuse)
       pm.addPass(createFBLFuseMultiOutputPass());
-    // Each distinct kernel body CSE'd once, as it is built; repeats are
-    // copies of clean bodies.
+    // Each distinct kernel body folded and CSE'd once, as it is built;
+    // repeats are copies of clean bodies.
     FBLLowerToKernelsPassOptions lower;
     lower.cse = true;
+    lower.fold = true;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     if (options.fuse && options.merge)
       pm.addPass(createFBLMergeDispatchesPass());

@@ -533,12 +533,19 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     copy of its kernels instead of a lowering of their own. With `cse`,
     each kernel body is cleaned by common-subexpression elimination as it
     is built, so that copies are clean too (the training pipeline's way:
-    one CSE per distinct kernel instead of one per kernel).
+    one CSE per distinct kernel instead of one per kernel). With `fold`,
+    each kernel body is first canonicalized by the patterns of the ops it
+    holds (arith, scf, vector, memref, math): constants fold, `x % 1` and
+    `x + 0` go, single-iteration loops are inlined. The kernels' OpenCL
+    source gets a quarter smaller, which is what a driver compiles at a
+    bundle's first run.
   }];
   let options = [
     Option<"cse", "cse", "bool", /*default=*/"false",
            "Eliminate common subexpressions in each kernel body as it is "
-           "built">
+           "built">,
+    Option<"fold", "fold", "bool", /*default=*/"false",
+           "Canonicalize each kernel body (fold constants) as it is built">
   ];
   let dependentDialects = ["::mlir::fbl::FBLDialect",
                            "::mlir::arith::ArithDialect",
