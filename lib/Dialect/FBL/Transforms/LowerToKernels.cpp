@@ -336,14 +336,15 @@ struct LowerToKernelsPass
   LogicalResult initialize(MLIRContext *context) override {
     if (!fold)
       return success();
+    // The dialects of the code kernel bodies hold besides fbl's own ops.
+    static constexpr StringLiteral kBodyDialects[] = {"arith", "math", "memref",
+                                                      "scf", "vector"};
     RewritePatternSet patterns(context);
-    for (StringRef ns : {"arith", "math", "memref", "scf", "vector"}) {
+    for (StringRef ns : kBodyDialects)
       if (Dialect *dialect = context->getLoadedDialect(ns))
         dialect->getCanonicalizationPatterns(patterns);
-    }
     for (RegisteredOperationName op : context->getRegisteredOperations())
-      if (llvm::is_contained({"arith", "math", "memref", "scf", "vector"},
-                             op.getDialectNamespace()))
+      if (llvm::is_contained(kBodyDialects, op.getDialectNamespace()))
         op.getCanonicalizationPatterns(patterns, context);
     kernelPatterns = FrozenRewritePatternSet(std::move(patterns));
     return success();
