@@ -9,9 +9,16 @@
 # first run, so every bundle is built first, in parallel, into the runtime's
 # binary cache. Prints the table with its ratios (every_row_table.py) and
 # writes $OUT/every-row.log and $OUT/gemm.json.
-#   bash benchmarks/every_row_device_run.sh [STAGE]   (.device/stage/every-row)
+#   bash benchmarks/every_row_device_run.sh [STAGE [PART...]]   (.device/stage/every-row)
+# PARTs (default: all) are `speed` (the GEMMs and the MLP and attention
+# steps) and model names: a run that would pass the device's per-call limit
+# goes in two calls, e.g. `STAGE speed vit-base-patch16-224 bert-base-uncased`
+# then the other models; every_row_table.py reads both logs as one.
 set -uo pipefail
 stage=${1:-.device/stage/every-row}
+shift $(( $# > 0 ? 1 : 0 ))
+parts=" $* "
+wants() { [ "$parts" = "  " ] || [[ "$parts" == *" $1 "* ]]; }
 out=${OUT:-/tmp}
 run=$stage/speed/bin/fbl-run
 export LD_LIBRARY_PATH=$stage/speed/lib:${LD_LIBRARY_PATH:-}
@@ -20,8 +27,11 @@ rm -rf "$work"; mkdir -p "$work"
 # The models stage_every_row.sh staged (f32-MODEL/, f16-MODEL/).
 models=()
 for d in "$stage"/f32-*/; do
-  [ -d "$d" ] && models+=("$(basename "$d" | sed 's/^f32-//')")
+  model=$(basename "$d" | sed 's/^f32-//')
+  [ -d "$d" ] && wants "$model" && models+=("$model")
 done
+steps=()
+wants speed && steps=("$stage"/speed/steps/*)
 {
   nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null
   start=$(date +%s)
@@ -36,12 +46,12 @@ done
     done
   done
   # Build every program once, 16 at a time (one step each), into the cache.
-  ls -d "$stage"/speed/steps/* "$work"/*/bundle |
+  ls -d "${steps[@]}" "$work"/*/bundle 2>/dev/null |
     xargs -P 16 -I{} sh -c "'$run' {} --device gpu --random-inputs 1 --iterations 1 >/dev/null 2>&1 || echo 'build failed: {}'"
   echo "programs built in $(( $(date +%s) - start )) s"
 
   # The speed table's GEMMs and steps (its own log too: $OUT/speed.log).
-  bash benchmarks/speed_device_run.sh "$stage/speed"
+  wants speed && bash benchmarks/speed_device_run.sh "$stage/speed"
 
   for model in "${models[@]}"; do
     read -r seq batch < "$stage/f32-$model/shape.txt"

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Issue 12's table from one benchmarks/every_row_device_run.sh log: every
+"""Issue 12's table from benchmarks/every_row_device_run.sh logs: every
 training step under fbl (f32 and f16 images) and PyTorch eager fp32 with
 their ratios, and the GEMM rates against the targets (42 TFLOP/s at 2048^3,
 30 at 512x2048x2048, every form and layout) beside CLBlast and cuBLAS.
 
-  every_row_table.py every-row.log
+  every_row_table.py every-row.log [more.log ...]
+
+Several logs (the rows of one stage run in more than one device call) read
+as one, in the order given.
 """
+import itertools
 import re
 import sys
 
@@ -47,7 +51,10 @@ def parse(lines):
 
 
 def main():
-    rows, gemms, others = parse(open(sys.argv[1]))
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rows, gemms, others = parse(itertools.chain.from_iterable(
+        open(path) for path in sys.argv[1:]))
     fmt = lambda v: f"{v:.3f} ms" if v is not None else "—"
     print("| training step | fbl f32 | fbl f16 images | PyTorch eager fp32 | fbl f32 vs PyTorch | f16/f32 |")
     print("| --- | --- | --- | --- | --- | --- |")
