@@ -537,8 +537,8 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     each kernel body is first canonicalized by the patterns of the ops it
     holds (arith, scf, vector, memref, math): constants fold, `x % 1` and
     `x + 0` go, single-iteration loops are inlined. The kernels' OpenCL
-    source gets a quarter smaller, which is what a driver compiles at a
-    bundle's first run.
+    source gets about a fifth smaller, which is what a driver compiles at
+    a bundle's first run.
   }];
   let options = [
     Option<"cse", "cse", "bool", /*default=*/"false",
