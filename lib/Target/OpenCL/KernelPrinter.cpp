@@ -107,6 +107,16 @@ static std::string floatLiteral(APFloat value) {
   return "(" + s + "f)";
 }
 
+/// A float4 texel of OpenCL C from its four channels, each written by
+/// `print`.
+template <typename Channels, typename Print>
+static std::string texelLiteral(Channels &&channels, Print &&print) {
+  std::string args;
+  llvm::raw_string_ostream a(args);
+  llvm::interleaveComma(channels, a, [&](const auto &x) { a << print(x); });
+  return "((float4)(" + args + "))";
+}
+
 /// An integer literal of OpenCL C (int or long) for `value`.
 static std::string integerLiteral(const APInt &value) {
   // -2^63 has no literal: its magnitude overflows long.
@@ -204,18 +214,12 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
           return declare(c, c.getType().isInteger(1)
                                 ? (i.getInt() ? "true" : "false")
                                 : std::to_string(i.getInt()));
-        // A texel of constants (folding leaves them, e.g. a zeroed texel).
-        auto texel = dyn_cast<DenseFPElementsAttr>(c.getValue());
-        auto vec = dyn_cast<VectorType>(c.getType());
-        if (texel && vec && vec.getShape() == ArrayRef<int64_t>{4} &&
-            vec.getElementType().isF32()) {
-          std::string args;
-          llvm::raw_string_ostream a(args);
-          llvm::interleaveComma(
-              texel.getValues<APFloat>(), a,
-              [&](const APFloat &v) { a << floatLiteral(v); });
-          return declare(c, "((float4)(" + args + "))");
-        }
+        // A texel of constants (folding leaves them, e.g. a zeroed texel);
+        // declare refuses vectors that are not texels.
+        if (auto texel = dyn_cast<DenseFPElementsAttr>(c.getValue());
+            texel && isa<VectorType>(c.getType()))
+          return declare(
+              c, texelLiteral(texel.getValues<APFloat>(), floatLiteral));
         return c.emitError("fbl-to-opencl: unsupported constant");
       })
       .Case<tensor::ExtractOp>([&](tensor::ExtractOp e) -> LogicalResult {
@@ -295,11 +299,8 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
       .Case<math::FloorOp>([&](auto) { return call("floor"); })
       .Case<math::CeilOp>([&](auto) { return call("ceil"); })
       .Case<vector::FromElementsOp>([&](vector::FromElementsOp f) {
-        std::string args;
-        llvm::raw_string_ostream a(args);
-        llvm::interleaveComma(f.getElements(), a,
-                              [&](Value v) { a << name(v); });
-        return declare(f, "((float4)(" + args + "))");
+        return declare(
+            f, texelLiteral(f.getElements(), [&](Value v) { return name(v); }));
       })
       .Case<vector::ExtractOp>([&](vector::ExtractOp e) -> LogicalResult {
         SmallVector<OpFoldResult> pos = e.getMixedPosition();
