@@ -23,6 +23,8 @@ packages=(
   python3-torch
   # the CLBlast GEMM reference beside fbl's in benchmarks/ (clblast_gemm)
   libclblast-dev
+  # benchmarks/ draw their plots (every_row_table.py --svg)
+  python3-matplotlib
 )
 
 missing=()
