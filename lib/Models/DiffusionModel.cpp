@@ -46,15 +46,15 @@ namespace {
 /// its diffusers parameter prefix.
 struct UNetStep {
   enum Kind {
-    Conv,        ///< a 3x3 convolution (conv_in, conv_out)
+    Conv,          ///< a 3x3 convolution (conv_in, conv_out)
     TimeEmbedding, ///< the timestep's sinusoids, linear_1, SiLU, linear_2
-    Resnet,      ///< ResnetBlock2D, in -> out channels
-    Transformer, ///< Transformer2DModel over `out` channels, `heads` heads
-    Downsample,  ///< a 3x3 stride-2 convolution
-    Upsample,    ///< nearest 2x, then a 3x3 convolution
-    PushSkip,    ///< the down path's output, kept for the up path
-    ConcatSkip,  ///< the last kept output joined along the channels
-    OutNorm,     ///< GroupNorm then SiLU (conv_norm_out, conv_act)
+    Resnet,        ///< ResnetBlock2D, in -> out channels
+    Transformer,   ///< Transformer2DModel over `out` channels, `heads` heads
+    Downsample,    ///< a 3x3 stride-2 convolution
+    Upsample,      ///< nearest 2x, then a 3x3 convolution
+    PushSkip,      ///< the down path's output, kept for the up path
+    ConcatSkip,    ///< the last kept output joined along the channels
+    OutNorm,       ///< GroupNorm then SiLU (conv_norm_out, conv_act)
   } kind;
   std::string prefix;
   int64_t in = 0, out = 0, heads = 0;
@@ -70,8 +70,7 @@ std::vector<UNetStep> unetPlan(const ModelConfig &c) {
   };
   step(UNetStep::Conv, "conv_in", c.inChannels, channels[0]);
   // diffusers registers the time embedding right after conv_in.
-  step(UNetStep::TimeEmbedding, "time_embedding", channels[0],
-       4 * channels[0]);
+  step(UNetStep::TimeEmbedding, "time_embedding", channels[0], 4 * channels[0]);
   step(UNetStep::PushSkip, "", 0, channels[0]);
   int64_t ch = channels[0];
   for (size_t i = 0; i < levels; ++i) {
@@ -155,7 +154,8 @@ Value DiffusionBuilder::conv2d(Value x, int64_t stride) {
   Value w = param(), bias = param();
   int64_t n = dim(x, 0), h = dim(x, 2), wd = dim(x, 3);
   int64_t f = dim(w, 0), k = dim(w, 2), pad = k / 2;
-  int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (wd + 2 * pad - k) / stride + 1;
+  int64_t oh = (h + 2 * pad - k) / stride + 1,
+          ow = (wd + 2 * pad - k) / stride + 1;
   Value in = pad ? padded(x, {0, 0, pad, pad}, {0, 0, pad, pad}) : x;
   auto attr = [&](int64_t v) {
     return DenseIntElementsAttr::get(RankedTensorType::get({2}, i64),
@@ -186,28 +186,27 @@ Value DiffusionBuilder::groupNorm(Value x, double eps) {
       b, loc, tensor({n, g, k, h, w}), x,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
   AffineExpr zero = b.getAffineConstantExpr(0);
-  AffineMap stat = map(5, {b.getAffineDimExpr(0), b.getAffineDimExpr(1), zero,
-                           zero, zero});
+  AffineMap stat =
+      map(5, {b.getAffineDimExpr(0), b.getAffineDimExpr(1), zero, zero, zero});
   SmallVector<utils::IteratorType> reduce = parallel(5);
   reduce[2] = reduce[3] = reduce[4] = utils::IteratorType::reduction;
   auto sumOf = [&](Value v, bool square) {
-    return generic(tensor({n, g, 1, 1, 1}), ValueRange{v},
-                   filled({n, g, 1, 1, 1}, 0.0), {identity(5), stat}, reduce,
-                   [&](OpBuilder &nb, ValueRange a) -> Value {
-                     Value t = square ? arith::MulFOp::create(nb, loc, a[0],
-                                                              a[0])
-                                      : a[0];
-                     return arith::AddFOp::create(nb, loc, a[1], t);
-                   });
+    return generic(
+        tensor({n, g, 1, 1, 1}), ValueRange{v}, filled({n, g, 1, 1, 1}, 0.0),
+        {identity(5), stat}, reduce, [&](OpBuilder &nb, ValueRange a) -> Value {
+          Value t = square ? arith::MulFOp::create(nb, loc, a[0], a[0]) : a[0];
+          return arith::AddFOp::create(nb, loc, a[1], t);
+        });
   };
   Value sum = sumOf(xg, false);
-  Value centered = generic(
-      tensor({n, g, k, h, w}), ValueRange{xg, sum}, empty({n, g, k, h, w}),
-      {identity(5), stat, identity(5)}, parallel(5),
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value mean = arith::MulFOp::create(nb, loc, a[1], f32Const(nb, inv));
-        return arith::SubFOp::create(nb, loc, a[0], mean);
-      });
+  Value centered =
+      generic(tensor({n, g, k, h, w}), ValueRange{xg, sum},
+              empty({n, g, k, h, w}), {identity(5), stat, identity(5)},
+              parallel(5), [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value mean =
+                    arith::MulFOp::create(nb, loc, a[1], f32Const(nb, inv));
+                return arith::SubFOp::create(nb, loc, a[0], mean);
+              });
   Value sumsq = sumOf(centered, true);
   Value normed = generic(
       tensor({n, g, k, h, w}), ValueRange{centered, sumsq},
@@ -238,9 +237,9 @@ Value DiffusionBuilder::timeEmbedding(Value timesteps) {
   double step = -std::log(10000.0) / (double(half) - c.freqShift);
   Value sinusoids = generic(
       tensor({batch, c.hiddenSize}), ValueRange{timesteps},
-      empty({batch, c.hiddenSize}), {map(2, {b.getAffineDimExpr(0)}),
-                                     identity(2)},
-      parallel(2), [&](OpBuilder &nb, ValueRange a) -> Value {
+      empty({batch, c.hiddenSize}),
+      {map(2, {b.getAffineDimExpr(0)}), identity(2)}, parallel(2),
+      [&](OpBuilder &nb, ValueRange a) -> Value {
         Value t = arith::SIToFPOp::create(nb, loc, nb.getF32Type(), a[0]);
         Value d = linalg::IndexOp::create(nb, loc, 1);
         Value halfIndex = arith::ConstantIndexOp::create(nb, loc, half);
@@ -324,12 +323,12 @@ Value DiffusionBuilder::transformer(Value x, Value context,
         ArrayRef<OpFoldResult>{b.getIndexAttr(rows), b.getIndexAttr(width)},
         ArrayRef<OpFoldResult>{one, one});
   };
-  Value gated = elementwise(
-      ValueRange{half(0), half(width)},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        return arith::MulFOp::create(
-            nb, loc, a[0], activation(nb, a[1], Activation::GeluErf));
-      });
+  Value gated = elementwise(ValueRange{half(0), half(width)},
+                            [&](OpBuilder &nb, ValueRange a) -> Value {
+                              return arith::MulFOp::create(
+                                  nb, loc, a[0],
+                                  activation(nb, a[1], Activation::GeluErf));
+                            });
   Value ow = param(), ob = param();
   tokens = add(tokens, linear(gated, ow, ob));
   Value back = tensor::ExpandShapeOp::create(
@@ -348,12 +347,10 @@ Value DiffusionBuilder::upsample(Value x) {
   AffineExpr d[6];
   for (unsigned i = 0; i < 6; ++i)
     d[i] = b.getAffineDimExpr(i);
-  Value blocks = generic(tensor({n, ch, h, 2, w, 2}), ValueRange{x},
-                         empty({n, ch, h, 2, w, 2}),
-                         {map(6, {d[0], d[1], d[2], d[4]}), identity(6)},
-                         parallel(6), [&](OpBuilder &, ValueRange a) -> Value {
-                           return a[0];
-                         });
+  Value blocks = generic(
+      tensor({n, ch, h, 2, w, 2}), ValueRange{x}, empty({n, ch, h, 2, w, 2}),
+      {map(6, {d[0], d[1], d[2], d[4]}), identity(6)}, parallel(6),
+      [&](OpBuilder &, ValueRange a) -> Value { return a[0]; });
   Value doubled = tensor::CollapseShapeOp::create(
       b, loc, blocks, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
   return conv2d(doubled);
@@ -449,8 +446,7 @@ fbl::models::diffusionParameters(const ModelConfig &c) {
   auto bias = [&](const std::string &name, int64_t n) {
     params.push_back({name + ".bias", {n}, "zeros"});
   };
-  auto conv = [&](const std::string &name, int64_t in, int64_t out,
-                  int64_t k) {
+  auto conv = [&](const std::string &name, int64_t in, int64_t out, int64_t k) {
     weight(name, {out, in, k, k});
     bias(name, out);
   };

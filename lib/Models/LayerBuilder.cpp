@@ -137,9 +137,9 @@ Value LayerBuilder::padded(Value x, ArrayRef<int64_t> low,
                                    ValueRange{}, ValueRange{});
   OpBuilder::InsertionGuard guard(b);
   Region &region = pad.getRegion();
-  Block *block = b.createBlock(&region, region.end(),
-                               SmallVector<Type>(shape.size(), b.getIndexType()),
-                               SmallVector<Location>(shape.size(), loc));
+  Block *block = b.createBlock(
+      &region, region.end(), SmallVector<Type>(shape.size(), b.getIndexType()),
+      SmallVector<Location>(shape.size(), loc));
   b.setInsertionPointToStart(block);
   tensor::YieldOp::create(b, loc, f32Const(b, 0.0));
   return pad.getResult();

@@ -95,8 +95,8 @@ FailureOr<func::FuncOp> fbl::models::buildModel(ModuleOp module,
            << shape.seq << " exceeds max_position_embeddings "
            << config.maxPositions;
   bool fits = config.isDiffusion() ? config.task == Task::NoisePrediction
-              : config.isSpeech()   ? config.task == Task::SpeechToText
-              : config.isVision() ? config.task == Task::ImageClassification
+              : config.isSpeech()  ? config.task == Task::SpeechToText
+              : config.isVision()  ? config.task == Task::ImageClassification
               : config.isEncoder()
                   ? config.task == Task::MaskedLM ||
                         config.task == Task::SequenceClassification

@@ -236,12 +236,12 @@ static Expected<ModelConfig> parseUNet(ModelConfig c,
   size_t levels = c.blockOutChannels.size();
   if (levels == 0 || down.size() != levels || up.size() != levels ||
       c.unetHeads.size() != levels)
-    return error(origin, llvm::formatv(
-                             "block_out_channels, down_block_types, "
-                             "up_block_types and attention_head_dim must "
-                             "have one entry per level ({0}, {1}, {2}, {3})",
-                             levels, down.size(), up.size(),
-                             c.unetHeads.size()));
+    return error(origin,
+                 llvm::formatv("block_out_channels, down_block_types, "
+                               "up_block_types and attention_head_dim must "
+                               "have one entry per level ({0}, {1}, {2}, {3})",
+                               levels, down.size(), up.size(),
+                               c.unetHeads.size()));
   for (size_t i = 0; i < levels; ++i) {
     bool cross = down[i] == "CrossAttnDownBlock2D";
     if (!cross && down[i] != "DownBlock2D")

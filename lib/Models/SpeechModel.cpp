@@ -67,8 +67,7 @@ Value SpeechBuilder::conv1d(Value x, int64_t stride) {
   auto dilations = DenseIntElementsAttr::get(
       RankedTensorType::get({1}, b.getI64Type()), ArrayRef<int64_t>{1});
   Value y = linalg::Conv1DNcwFcwOp::create(
-                b, loc, TypeRange{tensor({batch, f, out})},
-                ValueRange{in, w},
+                b, loc, TypeRange{tensor({batch, f, out})}, ValueRange{in, w},
                 ValueRange{filled({batch, f, out}, 0.0)}, strides, dilations)
                 .getResult(0);
   AffineExpr fd = b.getAffineDimExpr(1);

@@ -34,11 +34,11 @@ static std::string number(double v) {
 std::string fbl::finetune::stepPipeline(const StepOptions &o) {
   std::string pipeline = "builtin.module(";
   if (o.lora) {
-    pipeline += llvm::formatv("fbl-insert-lora{{rank={0} alpha={1} "
-                              "targets={2}",
-                              o.lora->rank, number(o.lora->alpha),
-                              o.lora->targets)
-                    .str();
+    pipeline +=
+        llvm::formatv("fbl-insert-lora{{rank={0} alpha={1} "
+                      "targets={2}",
+                      o.lora->rank, number(o.lora->alpha), o.lora->targets)
+            .str();
     if (!o.lora->trainable.empty())
       pipeline += " trainable=" + o.lora->trainable;
     pipeline += "},";
@@ -58,32 +58,30 @@ static std::string compilerIdentity() {
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(exe, status))
     return exe;
-  return llvm::formatv("{0}:{1}:{2}", exe, status.getSize(),
-                       status.getLastModificationTime().time_since_epoch().count())
+  return llvm::formatv(
+             "{0}:{1}:{2}", exe, status.getSize(),
+             status.getLastModificationTime().time_since_epoch().count())
       .str();
 }
 
 static llvm::Error compileError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
-Expected<CompiledStep>
-fbl::finetune::compileStep(const models::ModelConfig &config,
-                           const StepOptions &options,
-                           const std::string &scratchDir,
-                           llvm::raw_ostream &log) {
+Expected<CompiledStep> fbl::finetune::compileStep(
+    const models::ModelConfig &config, const StepOptions &options,
+    const std::string &scratchDir, llvm::raw_ostream &log) {
   std::string pipeline = stepPipeline(options);
   std::string identity = compilerIdentity();
   llvm::SHA256 hash;
-  for (llvm::StringRef part : {llvm::StringRef(options.configText),
-                               llvm::StringRef(pipeline),
-                               llvm::StringRef(identity)}) {
+  for (llvm::StringRef part :
+       {llvm::StringRef(options.configText), llvm::StringRef(pipeline),
+        llvm::StringRef(identity)}) {
     hash.update(part);
     hash.update(llvm::StringRef("\0", 1));
   }
-  hash.update(llvm::formatv("{0}x{1}", options.shape.batch, options.shape.seq)
-                  .str());
+  hash.update(
+      llvm::formatv("{0}x{1}", options.shape.batch, options.shape.seq).str());
   std::array<uint8_t, 32> digest = hash.final();
   std::string key = llvm::toHex(llvm::ArrayRef<uint8_t>(digest).take_front(12),
                                 /*LowerCase=*/true);

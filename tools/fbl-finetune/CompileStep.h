@@ -24,7 +24,7 @@ namespace fbl::finetune {
 struct LoraOptions {
   int64_t rank = 8;
   double alpha = 16;
-  std::string targets; ///< modules to adapt, e.g. "q_proj,v_proj"
+  std::string targets;   ///< modules to adapt, e.g. "q_proj,v_proj"
   std::string trainable; ///< names kept trainable besides the adapters
 };
 

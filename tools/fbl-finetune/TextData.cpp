@@ -63,7 +63,8 @@ void TextData::sample(std::mt19937_64 &rng, int64_t batch, int64_t seq,
                       std::vector<int64_t> &ids) const {
   ids.resize(batch * seq);
   int64_t n = numTokens();
-  std::uniform_int_distribution<int64_t> start(0, std::max<int64_t>(n - seq, 0));
+  std::uniform_int_distribution<int64_t> start(0,
+                                               std::max<int64_t>(n - seq, 0));
   for (int64_t b = 0; b < batch; ++b) {
     int64_t s = start(rng);
     for (int64_t t = 0; t < seq; ++t)

@@ -141,8 +141,8 @@ llvm::Error TrainingLog::writeSvg(const std::string &path,
                         top + plotH / 2);
     auto polyline = [&](llvm::ArrayRef<double> values, llvm::StringRef color,
                         double strokeWidth) {
-      os << "<polyline fill=\"none\" stroke=\"" << color
-         << "\" stroke-width=\"" << strokeWidth << "\" points=\"";
+      os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\""
+         << strokeWidth << "\" points=\"";
       for (size_t i = 0; i < values.size(); ++i)
         os << llvm::formatv("{0:f1},{1:f1} ", x(records[i].step), y(values[i]));
       os << "\"/>\n";

@@ -61,8 +61,8 @@ static int fail(const Twine &message) {
 static void printDescription(raw_ostream &os, const ModelConfig &c) {
   if (c.isDiffusion()) {
     std::string channels, heads, blocks;
-    for (auto [ch, h, cross] : llvm::zip_equal(
-             c.blockOutChannels, c.unetHeads, c.crossAttentionBlocks)) {
+    for (auto [ch, h, cross] : llvm::zip_equal(c.blockOutChannels, c.unetHeads,
+                                               c.crossAttentionBlocks)) {
       channels += (channels.empty() ? "" : ",") + std::to_string(ch);
       heads += (heads.empty() ? "" : ",") + std::to_string(h);
       blocks += blocks.empty() ? "" : ",";
@@ -82,10 +82,10 @@ static void printDescription(raw_ostream &os, const ModelConfig &c) {
                   "decoder layers, d_model {5}, ffn {6}, heads {7} (head_dim "
                   "{8}), {9} mel bins x {10} frames, vocab {11}, tied "
                   "embeddings, {12:N} parameters\n",
-                  c.familyName(), c.modelType, c.taskName(),
-                  c.numEncoderLayers, c.numLayers, c.hiddenSize,
-                  c.intermediateSize, c.numHeads, c.headDim, c.numMelBins,
-                  2 * c.maxSourcePositions, c.vocabSize, c.numParameters());
+                  c.familyName(), c.modelType, c.taskName(), c.numEncoderLayers,
+                  c.numLayers, c.hiddenSize, c.intermediateSize, c.numHeads,
+                  c.headDim, c.numMelBins, 2 * c.maxSourcePositions,
+                  c.vocabSize, c.numParameters());
     return;
   }
   if (c.isVision()) {

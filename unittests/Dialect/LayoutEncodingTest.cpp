@@ -9,8 +9,8 @@
 #include "LayoutTestUtil.h"
 
 #include "fbl/Dialect/FBL/IR/FBLAttrs.h"
-#include "fbl/Layout/TargetDescription.h"
 #include "fbl/Dialect/FBL/IR/FBLDialect.h"
+#include "fbl/Layout/TargetDescription.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,4 +1,4 @@
-//===- ImporterForms.h - Forms importers emit, made differentiable -*- C++ -*-===//
+//===- ImporterForms.h - Importer forms, made differentiable ----*- C++ -*-===//
 //
 // Importers such as torch-mlir write some computations in forms the gradient
 // rules and kernels do not take directly. Before differentiating, each is

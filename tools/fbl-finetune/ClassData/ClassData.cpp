@@ -27,22 +27,24 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
   want.insert(want.end(), expect.shape.begin(), expect.shape.end());
   if (!shapeMatches(data.shape, want))
     return npyError(dataWhat, "shape " + shapeText(data.shape) + ", expected " +
-                              shapeText(want) + " (examples first)");
+                                  shapeText(want) + " (examples first)");
   if (expect.isFloat ? data.dtype != "f32"
                      : data.dtype != "i64" && data.dtype != "i32")
     return npyError(dataWhat, "holds " + data.dtype + "; expected " +
-                              (expect.isFloat ? "floats (pixel values)"
-                                              : "integers (token ids)"));
+                                  (expect.isFloat ? "floats (pixel values)"
+                                                  : "integers (token ids)"));
   bool sequences = !expect.labelShape.empty();
   if (labels.shape.size() != 1 + expect.labelShape.size() ||
       labels.shape[0] != data.shape[0] || (sequences && labels.shape[1] < 1))
-    return npyError(labelsWhat,
-                llvm::formatv("shape {0}, expected [{1}{2}] ({3} per example)",
-                              shapeText(labels.shape), data.shape[0],
-                              sequences ? ", any" : "",
-                              sequences ? "a token sequence" : "a label"));
+    return npyError(
+        labelsWhat,
+        llvm::formatv("shape {0}, expected [{1}{2}] ({3} per example)",
+                      shapeText(labels.shape), data.shape[0],
+                      sequences ? ", any" : "",
+                      sequences ? "a token sequence" : "a label"));
   if (labels.dtype != "i64" && labels.dtype != "i32")
-    return npyError(labelsWhat, "holds " + labels.dtype + "; expected integers");
+    return npyError(labelsWhat,
+                    "holds " + labels.dtype + "; expected integers");
 
   auto integers = [](const npy::Array &a) {
     std::vector<int64_t> v(a.data.size() / (a.dtype == "i64" ? 8 : 4));
@@ -63,10 +65,10 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
   for (size_t i = 0; i < d.labels.size(); ++i)
     if ((d.labels[i] < 0 || d.labels[i] >= expect.numLabels) &&
         !(sequences && d.labels[i] == -100))
-      return npyError(labelsWhat,
-                  llvm::formatv("label {0} of example {1} is outside [0, {2})",
-                                d.labels[i], i / d.perExample,
-                                expect.numLabels));
+      return npyError(
+          labelsWhat,
+          llvm::formatv("label {0} of example {1} is outside [0, {2})",
+                        d.labels[i], i / d.perExample, expect.numLabels));
   d.shape.assign(data.shape.begin() + 1, data.shape.end());
   if (expect.isFloat) {
     d.examples = std::move(data.data);
@@ -75,8 +77,8 @@ llvm::Expected<ClassData> ClassData::load(const std::string &dataPath,
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] < 0 || ids[i] >= expect.maxId)
         return npyError(dataWhat,
-                    llvm::formatv("token id {0} at {1} is outside [0, {2})",
-                                  ids[i], i, expect.maxId));
+                        llvm::formatv("token id {0} at {1} is outside [0, {2})",
+                                      ids[i], i, expect.maxId));
     d.examples.resize(ids.size() * 8);
     std::memcpy(d.examples.data(), ids.data(), d.examples.size());
   }

@@ -40,8 +40,8 @@ DiffusionData::load(const std::string &latentsPath,
   std::string latentsWhat = "--data '" + latentsPath + "'",
               contextWhat = "--context '" + contextPath + "'";
   llvm::Expected<fbl::npy::Array> latents = readFloats(
-      latentsWhat, latentsPath,
-      {-1, expect.channels, expect.size, expect.size}, "latents, examples first");
+      latentsWhat, latentsPath, {-1, expect.channels, expect.size, expect.size},
+      "latents, examples first");
   if (!latents)
     return latents.takeError();
   int64_t n = latents->shape[0];

@@ -1,4 +1,4 @@
-//===- DiffusionData.h - Latents and text context for a diffusion UNet -*- C++ -*-===//
+//===- DiffusionData.h - Latents and text context of a UNet -----*- C++ -*-===//
 //
 // The training data of a diffusion UNet, as diffusers' text-to-image
 // training scripts prepare it: an .npy of N image latents [N, C, S, S] (the
