@@ -80,8 +80,8 @@ if(LLVM_USE_SANITIZER)
   # fbl's instrumented code, while the uninstrumented libMLIR.so allocates
   # from the same slabs (a context's uniquer) without unpoisoning: every
   # attribute libMLIR then builds would read as a use-after-poison. The
-  # LeakSanitizer suppressions cover PoCL and the Python interpreter only
-  # (lsan.supp says why for each).
+  # LeakSanitizer suppressions cover the OpenCL drivers (PoCL, Mesa's
+  # rusticl) and the Python interpreter only (lsan.supp says why for each).
   set(FBL_ASAN_OPTIONS "allow_user_poisoning=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1")
   set(FBL_LSAN_OPTIONS "suppressions=${CMAKE_CURRENT_SOURCE_DIR}/test/sanitizers/lsan.supp:print_suppressions=0")
   set(FBL_UBSAN_OPTIONS "print_stacktrace=1")

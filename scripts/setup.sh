@@ -13,6 +13,9 @@ packages=(
   libgtest-dev
   # OpenCL: headers, ICD loader, the PoCL CPU device, JSON for the runtime
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd nlohmann-json3-dev
+  # a second, independent OpenCL implementation with images (Mesa's rusticl
+  # on llvmpipe, RUSTICL_ENABLE=llvmpipe): the E2E tests run on it too
+  mesa-opencl-icd
   # SPIR-V emission (clang-22's SPIR-V backend) and validation; clang-22
   # also compiles the sanitizer build, with its ASan/UBSan runtimes and
   # libFuzzer

@@ -3,8 +3,10 @@
 # diagnostics, C API, Python, end-to-end on OpenCL, short fuzzer runs), then
 # ctest (GoogleTest suites, installed-package consumer, docs freshness) -
 # once on the Release build (build/), then again on the sanitizer build
-# (build-asan/: ASan+UBSan, libFuzzer targets; docs/Testing.md). Fails when
-# either run fails. FBL_TEST_SANITIZERS=0 skips the second run, and says so.
+# (build-asan/: ASan+UBSan, libFuzzer targets; docs/Testing.md), with the
+# end-to-end tests once more on Mesa's rusticl between them. Fails when any
+# run fails. FBL_TEST_SANITIZERS=0 skips the sanitizer run and
+# FBL_TEST_RUSTICL=0 the rusticl one, and each says so.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,6 +44,19 @@ failed=()
 bash scripts/build.sh || exit 1
 phase_done "build (release)"
 run_suite "${FBL_BUILD_DIR:-build}" release || failed+=(release)
+
+# The end-to-end oracle tests again on a second, independent OpenCL
+# implementation (Mesa's rusticl on llvmpipe): what one driver forgives, such
+# as a read past an image or a race between work-items, the other may not.
+if [ "${FBL_TEST_RUSTICL:-1}" = 0 ]; then
+  echo "== E2E on rusticl: skipped (FBL_TEST_RUSTICL=0) =="
+else
+  echo "== lit E2E (rusticl) =="
+  FBL_DEVICE=rusticl RUSTICL_ENABLE=llvmpipe \
+    /usr/lib/llvm-22/bin/lit -sv "${FBL_BUILD_DIR:-build}/test/E2E" ||
+    failed+=("E2E on rusticl")
+  phase_done "lit E2E (rusticl)"
+fi
 
 if [ "${FBL_TEST_SANITIZERS:-1}" = 0 ]; then
   echo "== sanitizers: skipped (FBL_TEST_SANITIZERS=0) =="

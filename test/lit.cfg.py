@@ -20,6 +20,11 @@ config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%fbl_src_root", config.fbl_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The OpenCL device the runs take (fbl-run's default selector) and what the
+# ICD loader and the drivers read: the suite runs on another implementation
+# with `FBL_DEVICE=rusticl RUSTICL_ENABLE=llvmpipe lit build/test`.
+llvm_config.with_system_environment(
+    ["FBL_DEVICE", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "RUSTICL_ENABLE"])
 llvm_config.use_default_substitutions()
 
 # Tools come from the build tree first, then LLVM's bin (FileCheck, not, ...).

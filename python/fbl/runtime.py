@@ -247,8 +247,9 @@ ArrayInputs = Union[Sequence[np.ndarray], Mapping[Union[int, str], np.ndarray]]
 class Session:
     """A bundle opened on an OpenCL device.
 
-    `device`: None for the first GPU (else the first CPU device), a device
-    index, "gpu", "cpu", or part of a device name.
+    `device`: None for $FBL_DEVICE where set, else the first GPU (else the
+    first CPU device); a device index, "gpu", "cpu", or part of a device
+    name.
     """
 
     def __init__(self, bundle: Union[str, os.PathLike],

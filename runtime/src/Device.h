@@ -40,9 +40,9 @@ struct DeviceEntry {
 /// Every device of every platform, in platform order.
 std::vector<DeviceEntry> allDevices();
 
-/// The device `selector` names: empty or "gpu" (the first GPU, else the
-/// first device when empty), "cpu", an index, or part of a device or
-/// platform name.
+/// The device `selector` names: "gpu" (the first GPU), "cpu", an index, or
+/// part of a device or platform name. Empty is the environment's
+/// FBL_DEVICE where set, else the first GPU, else the first device.
 DeviceEntry selectDevice(const char *selector);
 
 } // namespace fbl::runtime

@@ -7,7 +7,7 @@ gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
 or slice within an eighth), each GEMM (benchmarks/gen_gemm.py) lowered, run
 with fbl-run on random inputs and compared with numpy's product in float64.
 
-  gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device cpu]
+  gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device SEL]
 
 Prints one line per case and "GEMM PROPERTY PASS" when every case is within
 rtol 1e-4 of the largest product (fp32 sums of up to K terms).
@@ -68,7 +68,7 @@ def main():
     p.add_argument("--fbl-bin", required=True)
     p.add_argument("--cases", type=int, default=12)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default="")
     args = p.parse_args()
     rng = np.random.default_rng(args.seed)
     failed = 0
@@ -110,7 +110,8 @@ def main():
                 inputs += ["--input", f"arg{i}=" + os.path.join(tmp, f"arg{i}.npy")]
             out = os.path.join(tmp, f"out{c}")
             run = subprocess.run(
-                [os.path.join(args.fbl_bin, "fbl-run"), bundle, "--device", args.device]
+                [os.path.join(args.fbl_bin, "fbl-run"), bundle]
+                + (["--device", args.device] if args.device else [])
                 + inputs + ["--output-dir", out],
                 capture_output=True, text=True)
             if run.returncode:

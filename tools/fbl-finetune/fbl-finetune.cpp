@@ -25,8 +25,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ClassData.h"
-#include "DiffusionData.h"
 #include "CompileStep.h"
+#include "DiffusionData.h"
 #include "TextData.h"
 #include "Tokenizer.h"
 #include "TrainingLog.h"
@@ -118,8 +118,8 @@ cl::opt<std::string> policy("policy",
                             cl::init("fblayout"), cl::cat(category));
 cl::opt<std::string> device("device",
                             cl::desc("OpenCL device (index, gpu, cpu or part "
-                                     "of its name); default: first GPU, "
-                                     "else the CPU"),
+                                     "of its name); default: $FBL_DEVICE, "
+                                     "else the first GPU, else the CPU"),
                             cl::init(""), cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("Target preset or #fbl.target<...> "
@@ -586,7 +586,8 @@ int main(int argc, char **argv) {
     expect.size = config.sampleSize;
     expect.contextWidth = config.crossAttentionDim;
     if (config.inChannels != config.outChannels)
-      die("'" + modelName + "' predicts other channels than it reads; "
+      die("'" + modelName +
+          "' predicts other channels than it reads; "
           "noise prediction needs in_channels = out_channels");
     latents = orDie(DiffusionData::load(dataPath, contextPath, expect));
     seqLen = latents->contextLength();
@@ -686,15 +687,15 @@ int main(int argc, char **argv) {
       step.cacheDir.empty() ? saveDir.getValue() : step.cacheDir;
   if (!step.cacheDir.empty())
     (void)sys::fs::create_directories(step.cacheDir);
-  outs() << formatv("model {0}: {1} ({2}), {3} layers, hidden {4}, {5}, "
-                    "{6:N} parameters\n",
-                    modelName, config.familyName(), config.taskName(),
-                    config.numLayers, config.hiddenSize,
-                    diffusion ? formatv("{0}x{0} latents", config.sampleSize).str()
-                    : config.isVision()
-                        ? formatv("{0} labels", config.numLabels).str()
-                        : formatv("vocab {0}", config.vocabSize).str(),
-                    config.numParameters());
+  outs() << formatv(
+      "model {0}: {1} ({2}), {3} layers, hidden {4}, {5}, "
+      "{6:N} parameters\n",
+      modelName, config.familyName(), config.taskName(), config.numLayers,
+      config.hiddenSize,
+      diffusion           ? formatv("{0}x{0} latents", config.sampleSize).str()
+      : config.isVision() ? formatv("{0} labels", config.numLabels).str()
+                          : formatv("vocab {0}", config.vocabSize).str(),
+      config.numParameters());
   if (latents) {
     outs() << formatv("data {0}: {1:N} latents of {2}x{3}x{3}, context {4} "
                       "({5} x {6})\n",

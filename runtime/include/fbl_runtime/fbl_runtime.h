@@ -39,9 +39,11 @@ fbl_status fbl_describe_device(const char *device, char *buffer, size_t size);
 /// vendor (NVIDIA, Qualcomm Adreno, Arm Mali), else the PoCL CPU preset.
 fbl_status fbl_target_preset(const char *device, char *buffer, size_t size);
 
-/// Opens the bundle in `bundle_dir` on `device`: NULL or "" for the first GPU
-/// (else the first CPU), a device index, "gpu", "cpu", or part of a device
-/// name. Builds the program (using a binary cache) and allocates memory.
+/// Opens the bundle in `bundle_dir` on `device`: NULL or "" for the
+/// environment's FBL_DEVICE where set (a selector as here), else the first
+/// GPU (else the first CPU); a device index, "gpu", "cpu", or part of a
+/// device name. Builds the program (using a binary cache) and allocates
+/// memory.
 fbl_status fbl_session_open(const char *bundle_dir, const char *device,
                             fbl_session **session);
 void fbl_session_close(fbl_session *session);
@@ -109,8 +111,8 @@ fbl_status fbl_session_init_input(fbl_session *session, size_t index,
 /// what was set, or after training steps the latest update. An input whose
 /// memory stores f16 (a frozen weight on a half_storage target) reads back
 /// as its f16 rounding.
-fbl_status fbl_session_get_input(fbl_session *session, size_t index,
-                                 void *data, size_t bytes);
+fbl_status fbl_session_get_input(fbl_session *session, size_t index, void *data,
+                                 size_t bytes);
 
 /// Runs the schedule `iterations` times and records the median wall time
 /// of one; with `profile`, then `iterations` more times with profiling
@@ -121,9 +123,10 @@ fbl_status fbl_session_run(fbl_session *session, int iterations, int profile);
 /// Runs step `step` (1-based) of a training-step bundle: sets its step-count
 /// inputs to `step`, runs the schedule once, then makes each output that
 /// updates an input (parameters, optimizer state) that input for the next
-/// step, by a device copy where both are stored alike. Read the loss with fbl_session_get_output(0). A non-finite loss
-/// fails the call ("step N: loss is nan; training stopped") before the
-/// updates apply, so the inputs keep the last finite step's state.
+/// step, by a device copy where both are stored alike. Read the loss with
+/// fbl_session_get_output(0). A non-finite loss fails the call ("step N: loss
+/// is nan; training stopped") before the updates apply, so the inputs keep the
+/// last finite step's state.
 fbl_status fbl_session_train_step(fbl_session *session, int64_t step,
                                   int profile);
 
@@ -237,8 +240,7 @@ void fbl_safetensors_writer_free(fbl_safetensors_writer *writer);
 fbl_status fbl_safetensors_writer_add_f32(fbl_safetensors_writer *writer,
                                           const char *name,
                                           const int64_t *shape, size_t rank,
-                                          const float *data,
-                                          const char *dtype);
+                                          const float *data, const char *dtype);
 
 /// Sets `__metadata__[key]` (PEFT writes {"format": "pt"}).
 fbl_status fbl_safetensors_writer_add_metadata(fbl_safetensors_writer *writer,
