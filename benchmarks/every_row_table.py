@@ -82,8 +82,9 @@ def draw(rows, path, sources):
                        fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
-    lo = math.floor(min([0.0] + [ax.get_xlim()[0]]))
-    hi = math.ceil(max([0.0] + [ax.get_xlim()[1]]))
+    # Whole powers of two, 1x included.
+    left, right = ax.get_xlim()
+    lo, hi = math.floor(min(left, 0.0)), math.ceil(max(right, 0.0))
     ax.set_xticks(range(lo, hi + 1))
     ax.set_xticklabels([f"{2.0 ** e:g}x" for e in range(lo, hi + 1)], fontsize=8)
     ax.set_xlabel("PyTorch eager fp32 step time / fbl step time (right of 1: fbl is faster)",
