@@ -13,8 +13,9 @@ is faster).
 """
 import argparse
 import itertools
-import math
 import re
+
+from plot_vs_torch import draw
 
 TARGETS = {"2048x2048x2048": 42.0, "512x2048x2048": 30.0}
 
@@ -53,49 +54,6 @@ def parse(lines):
     return rows, gemms, others
 
 
-def draw(rows, path, sources):
-    """rows' PyTorch / fbl ratios as horizontal bars, f32 and f16 images
-    side by side, on a log2 axis with 1 marked."""
-    import matplotlib
-    matplotlib.use("svg")
-    import matplotlib.pyplot as plt
-    # Byte-identical output for identical logs (the ids are random else).
-    plt.rcParams["svg.hashsalt"] = "every-row"
-    # Text stays text: smaller, and searchable.
-    plt.rcParams["svg.fonttype"] = "none"
-    shown = [r for r in rows if r["f32"] and r["torch"]]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(shown) + 1.4))
-    height = 0.38
-    for i, r in enumerate(shown):
-        # Blue where fbl is faster, red where slower; f16 the lighter shade.
-        for j, (dtype, faster, slower) in enumerate((("f32", "#4c78a8", "#e45756"),
-                                                     ("f16", "#9ecae9", "#f4a6a5"))):
-            if not r[dtype]:
-                continue
-            ratio = r["torch"] / r[dtype]
-            y = i + (j - 0.5) * height
-            ax.barh(y, math.log2(ratio), height, color=faster if ratio >= 1 else slower,
-                    label=f"fbl {dtype}" + (" images" if dtype == "f16" else "") if i == 0 else None)
-            ax.text(max(math.log2(ratio), 0) + 0.03, y, f"{ratio:.2f}x", va="center", fontsize=7)
-    ax.set_yticks(range(len(shown)))
-    ax.set_yticklabels([f"{r['name']} ({r['f32']:.3g} / {r['torch']:.3g} ms)" for r in shown],
-                       fontsize=8)
-    ax.invert_yaxis()
-    ax.axvline(0, color="black", linewidth=0.8)
-    # Whole powers of two, 1x included.
-    left, right = ax.get_xlim()
-    lo, hi = math.floor(min(left, 0.0)), math.ceil(max(right, 0.0))
-    ax.set_xticks(range(lo, hi + 1))
-    ax.set_xticklabels([f"{2.0 ** e:g}x" for e in range(lo, hi + 1)], fontsize=8)
-    ax.set_xlabel("PyTorch eager fp32 step time / fbl step time (right of 1: fbl is faster)",
-                  fontsize=8)
-    ax.set_title("Every row: fbl against PyTorch eager (fp32, TF32 off)", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.text(0.01, 0.005, "from " + ", ".join(p.split("/")[-1] for p in sources), fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, metadata={"Date": None})
-
-
 def main():
     parser = argparse.ArgumentParser(
         usage="every_row_table.py [--svg OUT.svg] every-row.log [more.log ...]")
@@ -105,7 +63,7 @@ def main():
     rows, gemms, others = parse(itertools.chain.from_iterable(
         open(path) for path in args.logs))
     if args.svg:
-        draw(rows, args.svg, args.logs)
+        draw(rows, args.svg, "Every row: fbl against PyTorch eager (fp32, TF32 off)", args.logs)
     fmt = lambda v: f"{v:.3f} ms" if v is not None else "—"
     print("| training step | fbl f32 | fbl f16 images | PyTorch eager fp32 | fbl f32 vs PyTorch | f16/f32 |")
     print("| --- | --- | --- | --- | --- | --- |")

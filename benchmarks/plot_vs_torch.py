@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws fbl's training steps against PyTorch eager from device logs as an
 SVG bar chart: PyTorch's step time over fbl's (above 1: fbl is faster), one
-bar per step, on a log scale.
+bar per step, on a log scale. `draw` is the chart every benchmark table of
+fbl against PyTorch draws (every_row_table.py --svg too).
 
   plot_vs_torch.py OUT.svg DEVICE.log...
 
@@ -41,51 +42,61 @@ def steps(path):
                 yield name, fbl, float(t.match(line).group(1))
 
 
+def draw(rows, path, title, sources):
+    """rows ({"name", "f32", "f16", "torch"}: ms, f16 None where not run)
+    as PyTorch / fbl ratios, horizontal bars in the order given, f32 and
+    f16 images side by side, on a log2 axis with 1 marked."""
+    import matplotlib
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+    # Byte-identical output for identical logs (the ids are random else).
+    plt.rcParams["svg.hashsalt"] = "fbl-vs-pytorch"
+    # Text stays text: smaller, and searchable.
+    plt.rcParams["svg.fonttype"] = "none"
+    shown = [r for r in rows if r["f32"] and r["torch"]]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(shown) + 1.4))
+    height = 0.38
+    for i, r in enumerate(shown):
+        # Blue where fbl is faster, red where slower; f16 the lighter shade.
+        for j, (dtype, faster, slower) in enumerate((("f32", "#4c78a8", "#e45756"),
+                                                     ("f16", "#9ecae9", "#f4a6a5"))):
+            if not r.get(dtype):
+                continue
+            ratio = r["torch"] / r[dtype]
+            y = i + (j - 0.5) * height
+            ax.barh(y, math.log2(ratio), height, color=faster if ratio >= 1 else slower,
+                    label=f"fbl {dtype}" + (" images" if dtype == "f16" else "") if i == 0 else None)
+            ax.text(max(math.log2(ratio), 0) + 0.03, y, f"{ratio:.2f}x", va="center", fontsize=7)
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels([f"{r['name']} ({r['f32']:.3g} / {r['torch']:.3g} ms)" for r in shown],
+                       fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.8)
+    # Whole powers of two, 1x included.
+    left, right = ax.get_xlim()
+    lo, hi = math.floor(min(left, 0.0)), math.ceil(max(right, 0.0))
+    ax.set_xticks(range(lo, hi + 1))
+    ax.set_xticklabels([f"{2.0 ** e:g}x" for e in range(lo, hi + 1)], fontsize=8)
+    ax.set_xlabel("PyTorch eager fp32 step time / fbl step time (right of 1: fbl is faster)",
+                  fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.text(0.01, 0.005, "from " + ", ".join(p.split("/")[-1] for p in sources), fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None})
+
+
 def main():
     out, logs = sys.argv[1], sys.argv[2:]
     rows = {}
     for log in logs:
         for name, fbl, torch in steps(log):
-            rows[name] = (fbl, torch)
-    names = sorted(rows, key=lambda n: rows[n][1] / rows[n][0])
-    ratio = {n: rows[n][1] / rows[n][0] for n in names}
-    # A log2 axis from the smallest to the largest ratio, 1 included.
-    lo = math.floor(math.log2(min(min(ratio.values()), 1.0)))
-    hi = math.ceil(math.log2(max(max(ratio.values()), 1.0)))
-    left, plot_w, row_h, top = 330, 420, 20, 40
-    width, height = left + plot_w + 70, top + row_h * len(names) + 50
-    x_of = lambda r: left + (math.log2(r) - lo) / (hi - lo) * plot_w
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-           f'height="{height}" font-family="sans-serif">',
-           '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="10" y="20" font-size="14">PyTorch eager step time / '
-           'fbl step time (fp32, H200): right of 1, fbl is faster</text>']
-    bottom = top + row_h * len(names)
-    for e in range(lo, hi + 1):
-        x = x_of(2.0 ** e)
-        svg.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" '
-                   f'y2="{bottom}" stroke="{"#000" if e == 0 else "#ddd"}"/>')
-        svg.append(f'<text x="{x:.1f}" y="{bottom + 14}" font-size="10" '
-                   f'text-anchor="middle">{2.0 ** e:g}x</text>')
-    for i, n in enumerate(names):
-        y = top + i * row_h
-        r = ratio[n]
-        x0, x1 = sorted((x_of(1.0), x_of(r)))
-        color = "#4c78a8" if r >= 1 else "#e45756"
-        svg.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{x1 - x0:.1f}" '
-                   f'height="{row_h - 6}" fill="{color}"/>')
-        svg.append(f'<text x="{left - 6}" y="{y + row_h - 6}" font-size="10" '
-                   f'text-anchor="end">{n} ({rows[n][0]:.3g} / '
-                   f'{rows[n][1]:.3g} ms)</text>')
-        svg.append(f'<text x="{max(x1, x_of(1.0)) + 4:.1f}" '
-                   f'y="{y + row_h - 6}" font-size="10">{r:.2f}x</text>')
-    svg.append(f'<text x="{left}" y="{height - 10}" font-size="10">'
-               f'from {", ".join(l.split("/")[-1] for l in logs)}</text>')
-    svg.append("</svg>")
-    open(out, "w").write("\n".join(svg) + "\n")
-    for n in names:
-        print(f"{n}: fbl {rows[n][0]} ms, PyTorch {rows[n][1]} ms, "
-              f"{ratio[n]:.2f}x")
+            rows[name] = {"name": name, "f32": fbl, "f16": None, "torch": torch}
+    ordered = sorted(rows.values(), key=lambda r: r["torch"] / r["f32"])
+    draw(ordered, out, "fbl against PyTorch eager, every step (fp32, H200)", logs)
+    for r in ordered:
+        print(f"{r['name']}: fbl {r['f32']} ms, PyTorch {r['torch']} ms, "
+              f"{r['torch'] / r['f32']:.2f}x")
 
 
 if __name__ == "__main__":
