@@ -7,17 +7,23 @@
 # Whisper-tiny 8 x 64 tokens, SD-1.5's UNet at 2 levels, batch 2, 77 text
 # tokens, Llama-3.2-1B 1 x 256 tokens).
 #   benchmarks/stage_every_row.sh [STAGE]   (.device/stage/every-row)
+# FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the H200
+# preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("8,2,16"):
+# to stage a candidate preset beside the current one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 stage=${1:-.device/stage/every-row}
 rm -rf "$stage"; mkdir -p "$stage"
-FBL_STAGE="$stage/speed" bash benchmarks/stage_speed.sh nvidia-h200 "8,2,16" >/dev/null
-f16='#fbl.target<"nvidia-h200", half_storage = true>'
+fields=${FBL_TARGET_FIELDS:-}
+FBL_STAGE="$stage/speed" bash benchmarks/stage_speed.sh nvidia-h200 \
+  "${FBL_GEMM_TILES:-8,2,16}" >/dev/null
 while read -r model seq batch; do
   for storage in f32 f16; do
     target=nvidia-h200
-    [ "$storage" = f16 ] && target=$f16
+    [ -n "$fields" ] && target="#fbl.target<\"nvidia-h200\"$fields>"
+    [ "$storage" = f16 ] &&
+      target="#fbl.target<\"nvidia-h200\", half_storage = true$fields>"
     FBL_STAGE="$stage/$storage-$model" \
       bash benchmarks/stage_real_configs.sh "$seq" "$batch" "$target" "$model"
   done

@@ -6,6 +6,8 @@
 # f32 and with f16 image storage; the GEMMs at 512x2048x2048 and 2048^3,
 # NN/NT/TN on both layouts, under each tile named (the preset's first).
 #   benchmarks/stage_speed.sh [TARGET] [TILES]   (nvidia-h200, "8,2,8;8,2,16;16,2,8")
+# FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the TARGET
+# preset for the training steps (the GEMMs take TILES).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,8 +25,9 @@ step() { # NAME OPTIMIZER GENERATOR ARGS...
   local name=$1 optimizer=$2; shift 2
   /usr/bin/python3 "benchmarks/$1" "${@:2}" >"$stage/$name.mlir"
   for storage in f32 f16; do
-    local t="$target"
-    [ "$storage" = f16 ] && t="{#fbl.target<\"$target\", half_storage = true>}"
+    local fields=${FBL_TARGET_FIELDS:-} t="$target"
+    [ "$storage" = f16 ] && fields=", half_storage = true$fields"
+    [ -n "$fields" ] && t="{#fbl.target<\"$target\"$fields>}"
     "$build/bin/fbl-opt" "$stage/$name.mlir" \
       --fbl-training-pipeline="policy=fblayout target=$t optimizer=$optimizer" |
       "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/steps/$name-$storage"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
 
-  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...] [--tiles G,B,K[,R[,S]];...]
+  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...]
+                         [--tiles G,B,K[,R[,S[,T]]];...] [--store-after-k 0,half,...]
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
@@ -29,10 +30,15 @@ Candidates come from a fixed grid (groups of 64-256 work-items, 4-32 a
 side along n and along m, 1-2 blocks of 4x4 per work-item, k slices 8-32
 deep); those the target's verifier refuses (work-group size, 32 KiB of
 local memory) are reported and skipped. A tile is [group_items,
-item_blocks, local_k, group_rows, swizzle] (swizzle 1: an operand packed
-along k staged in whole blocks in the image's order, each local row's
-blocks XOR-permuted; 0: in runs of 8 blocks; the grid takes both);
---tiles takes G,B,K for a square group, swizzle 1 unless given.
+item_blocks, local_k, group_rows, swizzle, store_after_k] (swizzle 1: an
+operand packed along k staged in whole blocks in the image's order, each
+local row's blocks XOR-permuted; 0: in runs of 8 blocks; the grid takes
+both; store_after_k: the next slice's texels stored into local memory
+after that many of the slice's k steps, 0 after all of them);
+--tiles takes G,B,K for a square group, swizzle 1 and store_after_k 0
+unless given; --store-after-k stages each tile once per value given
+instead (a number, or half or quarter of the tile's local_k; those not
+below local_k are skipped).
 Only tiles that divide every shape are kept, so no run falls back to
 another tile. Runs on the device machine with the Python there (no MLIR
 needed for `run`).
@@ -57,17 +63,42 @@ def candidate_tiles():
     m), at most 64 accumulators a work-item, both ways of staging whole
     blocks. Whether the target can take a tile is its verifier's question
     (asked in `stage`)."""
-    return [[g, b, k, r, s] for g in (4, 8, 16, 32) for r in (4, 8, 16, 32)
+    return [[g, b, k, r, s, 0] for g in (4, 8, 16, 32) for r in (4, 8, 16, 32)
             for b in (1, 2) for k in (8, 16, 32) for s in (1, 0)
             if 64 <= g * r <= 256]
 
 
 def parse_tile(text):
-    """`G,B,K` (a square group), `G,B,K,R` or `G,B,K,R,S`."""
+    """`G,B,K` (a square group), `G,B,K,R`, `G,B,K,R,S` or `G,B,K,R,S,T`."""
     t = [int(x) for x in text.split(",")]
     if len(t) == 3:
         t.append(t[0])
-    return t if len(t) == 5 else t + [1]
+    return full_tile(t)
+
+
+def full_tile(t):
+    """A tile's six numbers: swizzle 1 and store_after_k 0 where missing
+    (results of runs before store_after_k have five)."""
+    t = list(t)
+    if len(t) == 4:
+        t.append(1)
+    return t if len(t) == 6 else t + [0]
+
+
+def store_after_k_variants(tiles, spec):
+    """Each tile once per `spec` value (a number, `half` or `quarter` of its
+    local_k), where that is below its local_k; without `spec`, the tiles
+    as given."""
+    if not spec:
+        return tiles
+    out = []
+    for t in tiles:
+        for v in spec.split(","):
+            at = {"half": t[2] // 2, "quarter": t[2] // 4}.get(v)
+            at = int(v) if at is None else at
+            if 0 <= at < t[2] and t[:5] + [at] not in out:
+                out.append(t[:5] + [at])
+    return out
 
 
 def lower(args, m, n, k, form, layout, tile):
@@ -79,7 +110,7 @@ def lower(args, m, n, k, form, layout, tile):
         check=True, capture_output=True, text=True).stdout
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d], "
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d], "
                     "gemm_tile_classes = []" % tuple(tile))
     # The kernel source the training pipeline emits (bodies folded and
     # CSE'd): the driver's compiler times equivalent sources differently.
@@ -100,8 +131,9 @@ def stage(args):
     os.makedirs(args.dir, exist_ok=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     # Only tiles every shape divides into: no run falls back to another.
-    grid = ([parse_tile(t) for t in args.tiles.split(";")]
-            if args.tiles else candidate_tiles())
+    grid = store_after_k_variants(
+        [parse_tile(t) for t in args.tiles.split(";")]
+        if args.tiles else candidate_tiles(), args.store_after_k)
     forms = args.forms.split(",")
     layouts = args.layouts.split(",")
     tiles = [t for t in grid
@@ -115,7 +147,7 @@ def stage(args):
             lowered, refused = lower(args, m, n, k, form, layout, tile)
             if refused:
                 break
-            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
+            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
             subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
                             os.path.join(args.dir, name)],
                            input=lowered, check=True, text=True)
@@ -169,7 +201,8 @@ def run(args):
     for r in results:
         by_tile.setdefault(tuple(r["tile"]), []).append(r)
     expected = len(plan["runs"]) // max(1, len({tuple(r["tile"]) for r in plan["runs"]}))
-    print("\ntile [group_items, item_blocks, local_k, group_rows, swizzle]: "
+    print("\ntile [group_items, item_blocks, local_k, group_rows, swizzle, "
+          "store_after_k]: "
           "geometric mean TFLOP/s "
           "(min over shape/form/layout)")
     ranked = []
@@ -183,7 +216,7 @@ def run(args):
         print(f"  {list(tile)}: {gm:.2f} (min {lo:.2f})")
     if ranked:
         best = max(ranked)
-        print("best: gemm_tile = [%d, %d, %d, %d, %d]" % best[1])
+        print("best: gemm_tile = [%d, %d, %d, %d, %d, %d]" % best[1])
 
 
 def classes(args):
@@ -195,7 +228,7 @@ def classes(args):
             sys.exit(f"{path}: results of {len(shapes)} shapes; run one shape a file")
         by_tile = {}
         for r in results:
-            by_tile.setdefault(tuple(r["tile"]), []).append(r["tflops"])
+            by_tile.setdefault(tuple(full_tile(r["tile"])), []).append(r["tflops"])
         full = max(len(v) for v in by_tile.values())
         ranked = sorted(((math.exp(sum(map(math.log, v)) / len(v)), t)
                          for t, v in by_tile.items() if len(v) == full), reverse=True)
@@ -211,10 +244,10 @@ def classes(args):
         if tile != current:
             fields.append([outputs, *tile])
             current = tile
-    print("gemm_tile = [%d, %d, %d, %d, %d]" % tuple(base))
+    print("gemm_tile = [%d, %d, %d, %d, %d, %d]" % tuple(base))
     if fields:
         print("gemm_tile_classes = [" +
-              ", ".join("[%d, %d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
+              ", ".join("[%d, %d, %d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
 
 
 def main():
@@ -226,7 +259,10 @@ def main():
     s.add_argument("--target", default="nvidia-h200")
     s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
     s.add_argument("--tiles", default="",
-                   help="tiles to stage, 'G,B,K[,R[,S]];...' (default: the candidate grid)")
+                   help="tiles to stage, 'G,B,K[,R[,S[,T]]];...' (default: the candidate grid)")
+    s.add_argument("--store-after-k", default="",
+                   help="store_after_k values each tile is staged with: numbers, "
+                   "half, quarter (default: the tile's own, 0 unless given)")
     s.add_argument("--forms", default=",".join(FORMS))
     s.add_argument("--layouts", default=",".join(LAYOUTS))
     s.add_argument("--fbl-opt", default="build/bin/fbl-opt")

@@ -134,6 +134,40 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // -----
 
+// store_after_k (the tile's sixth number, here 4 of the slice's 8 k steps):
+// the next slice's texels, read at the step's top, are stored into the
+// other buffer half way through the multiplication, not after it.
+
+// CHECK-LABEL: func.func @gemm_local_store_after_k(
+// CHECK:         fbl.dispatch @k0_gemm_local
+// CHECK:           %[[ATILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
+// CHECK:           %[[BTILE:.+]] = memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
+// CHECK:           scf.for
+// CHECK-COUNT-4:     fbl.load_texel
+// CHECK-COUNT-4:     fbl.load_texel
+// CHECK-COUNT-16:    memref.load
+// CHECK-NOT:         memref.load
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.store %{{.+}}, %[[ATILE]][
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.store %{{.+}}, %[[BTILE]][
+// CHECK-NOT:         fbl.barrier
+// CHECK-COUNT-16:    memref.load
+// CHECK-NOT:         memref.load
+// CHECK:             fbl.barrier
+// CHECK-NEXT:        scf.yield
+
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8, 8, 1, 4]>} {
+  func.func @gemm_local_store_after_k(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc> {
+    %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
+    return %0 : tensor<64x64xf32, #pc>
+  }
+}
+
+// -----
+
 // Ragged edges: 60 rows and a k of 36 in 64x64 tiles and 8-deep slices
 // (covered within an eighth). One work-group; C's init is read with rows
 // past 60 moved to 0; the staged texels past row 60 or k 36 are read at 0

@@ -4,7 +4,8 @@ ending inside one, as ViT's 197 tokens do), forms (NN, NT, TN),
 operand layouts (channel-packed, 4x4 R-Tiles), C starting at zero or at an
 input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
 gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
-or slice within an eighth), each GEMM (benchmarks/gen_gemm.py) lowered, run
+or slice within an eighth; blocks staged either way; the next slice stored
+after the multiplication or inside it), each GEMM (benchmarks/gen_gemm.py) lowered, run
 with fbl-run on random inputs and compared with numpy's product in float64.
 
   gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device SEL]
@@ -55,8 +56,11 @@ def case(rng):
     if rng.random() < 0.25:
         m, n, k = (inside_texel(rng, 4 * int(rng.integers(1, 13))) for _ in range(3))
         return form, layout, init, (m, n, k), None
-    # Whole blocks staged XOR-permuted (1) or in runs (0).
-    tile = TILES[int(rng.integers(len(TILES)))] + (int(rng.integers(2)),)
+    # Whole blocks staged XOR-permuted (1) or in runs (0); the next slice
+    # stored after the multiplication (0) or after any k step inside it.
+    base = TILES[int(rng.integers(len(TILES)))]
+    store_after_k = int(rng.integers(1, base[2])) if rng.random() < 0.5 else 0
+    tile = base + (int(rng.integers(2)), store_after_k)
     m = inside_texel(rng, covered(rng, 4 * tile[3] * tile[1], 3))
     n = inside_texel(rng, covered(rng, 4 * tile[0] * tile[1], 3))
     k = inside_texel(rng, covered(rng, tile[2], 8))
@@ -81,12 +85,12 @@ def main():
                 capture_output=True, text=True, check=True).stdout
             if tile:
                 ir = ir.replace("local_tiled_gemm = true",
-                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d]" % tile)
+                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d]" % tile)
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%d, %d, %d, %d, %d]" % tile if tile else "register")
+                "tile [%d, %d, %d, %d, %d, %d]" % tile if tile else "register")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")
                 failed += 1

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace mlir;
 using namespace mlir::fbl;
 using namespace ::fbl::layout::testing;
@@ -155,6 +157,43 @@ TEST_F(LayoutEncodingTest, DescribedDevicesParseBack) {
     EXPECT_EQ(t.getLocalTiledGemm(), p.getLocalTiledGemm());
     EXPECT_EQ(t.getExecution(), p.getExecution());
     EXPECT_EQ(t.getDescription().execution, preset.execution);
+  }
+}
+
+// Random GEMM tiles the verifier takes, as the runtime prints them
+// (tileText) and as the dialect prints them: both parse back to the same
+// tile and classes, every field included.
+TEST_F(LayoutEncodingTest, GemmTilesParseBack) {
+  std::mt19937 rng(7);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto randomTile = [&] {
+    for (;;) {
+      ::fbl::target::GemmTile t;
+      t.groupItems = pick(1, 32);
+      t.itemBlocks = pick(1, 4);
+      t.localK = 4 * pick(1, 16);
+      t.groupRows = pick(0, 1) ? pick(1, 32) : 0;
+      t.swizzleBlocks = pick(0, 1);
+      t.storeAfterK = pick(0, 1) ? pick(0, t.localK - 1) : 0;
+      if (!t.invalidReason() &&
+          t.localBytes() <= ::fbl::target::kMinLocalMemoryBytes)
+        return t;
+    }
+  };
+  for (int i = 0; i < 200; ++i) {
+    ::fbl::target::TargetDescription d = ::fbl::target::kPresets[0];
+    d.name = "local-device";
+    d.maxWorkgroupSize = 1024;
+    d.gemmTile = randomTile();
+    d.gemmTileClasses = {{int64_t(1) << 20, randomTile()}};
+    std::string text = ::fbl::target::printAttribute(d);
+    auto t = dyn_cast_or_null<TargetAttr>(parseAttribute(text, &context));
+    ASSERT_TRUE(t) << text;
+    EXPECT_EQ(t.getDescription().gemmTile, d.gemmTile) << text;
+    EXPECT_EQ(t.getDescription().gemmTileClasses, d.gemmTileClasses) << text;
+    EXPECT_EQ(parseAttribute(str(t), &context), Attribute(t)) << str(t);
   }
 }
 

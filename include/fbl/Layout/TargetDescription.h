@@ -139,9 +139,15 @@ inline constexpr int64_t kMinLocalMemoryBytes = 32 * 1024;
 /// local row's blocks XOR-permuted (swizzleBlocks), or in runs of 8
 /// neighbouring blocks as texel-staged operands are; which is faster
 /// depends on the shape (docs/Kernels.md), so the tuning records it.
+/// Each work-item reads its texels of the next slice before multiplying
+/// the current one and stores them into local memory after storeAfterK of
+/// the slice's k steps (0: after all of them); where the stores stand bounds
+/// how far the device compiler can move the reads towards them (the
+/// tuning records that too).
 struct GemmTile {
   int64_t groupItems = 8, itemBlocks = 2, localK = 16, groupRows = 0;
   bool swizzleBlocks = true;
+  int64_t storeAfterK = 0;
 
   constexpr int64_t rows() const { return groupRows ? groupRows : groupItems; }
   constexpr int64_t cols() const { return groupItems; }
@@ -187,9 +193,12 @@ struct GemmTile {
   constexpr const char *invalidReason() const {
     if (groupItems < 1 || itemBlocks < 1 || localK < 4 || groupRows < 0)
       return "gemm_tile needs positive [group_items, item_blocks, local_k"
-             "(, group_rows(, swizzle))] with local_k >= 4";
+             "(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4";
     if (localK % 4)
       return "gemm_tile's local_k must be a multiple of 4";
+    if (storeAfterK < 0 || storeAfterK >= localK)
+      return "gemm_tile's store_after_k must be at least 0 and less than "
+             "local_k";
     // Bounds that keep every product of the tile's sizes in range.
     if (groupItems > 1024 || rows() > 1024 || itemBlocks > 64 || localK > 4096)
       return "gemm_tile's sizes must be at most [1024, 64, 4096, 1024]";
@@ -198,7 +207,7 @@ struct GemmTile {
   constexpr bool operator==(const GemmTile &o) const {
     return groupItems == o.groupItems && itemBlocks == o.itemBlocks &&
            localK == o.localK && rows() == o.rows() &&
-           swizzleBlocks == o.swizzleBlocks;
+           swizzleBlocks == o.swizzleBlocks && storeAfterK == o.storeAfterK;
   }
 };
 
@@ -378,17 +387,20 @@ inline std::string executionFields(const ExecutionModel &e) {
 }
 
 /// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
-/// group is not square or `, 0` follows (blocks staged in runs).
+/// group is not square or more follows, `, swizzle` where blocks are staged
+/// in runs or more follows, and `, store_after_k` where it is not 0.
 inline std::string tileText(const GemmTile &t) {
-  bool rows = t.rows() != t.cols() || !t.swizzleBlocks;
+  bool swizzle = !t.swizzleBlocks || t.storeAfterK;
+  bool rows = t.rows() != t.cols() || swizzle;
   return "[" + std::to_string(t.groupItems) + ", " +
          std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) +
          (rows ? ", " + std::to_string(t.rows()) : "") +
-         (t.swizzleBlocks ? "" : ", 0") + "]";
+         (swizzle ? (t.swizzleBlocks ? ", 1" : ", 0") : "") +
+         (t.storeAfterK ? ", " + std::to_string(t.storeAfterK) : "") + "]";
 }
 
 /// `[[min_outputs, group_items, item_blocks, local_k(, group_rows(,
-/// swizzle))], ...]`
+/// swizzle(, store_after_k)))], ...]`
 /// (cs: any range of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";

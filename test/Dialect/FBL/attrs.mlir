@@ -130,6 +130,14 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8
 
 // -----
 
+// A sixth number stores the next slice after that many of the slice's k
+// steps (0, after all of them, is the default and prints as nothing).
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 2, 16, 8, 1, 8], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16, 16, 0, 4], [4194304, 8, 2, 16]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 8], gemm_tile_classes = [[1048576, 8, 2, 16, 16, 0, 4], [4194304, 8, 2, 16, 8, 1, 0]]>} {
+}
+
+// -----
+
 // gemm_tile_classes: larger GEMMs' tiles, printed when they differ from the
 // preset's, and parsed back the same.
 // CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 1, 16], gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 8]]{{.*}}>

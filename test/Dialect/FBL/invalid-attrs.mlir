@@ -210,18 +210,18 @@ func.func @complex_index(%x: tensor<4xcomplex<index>, #fbl.buffer>)
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle))], swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle))], swizzle 0 or 1}}
-module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 8]>} {}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 8, 0]>} {}
 
 // -----
 
 // A swizzle is 0 (whole blocks staged in runs) or 1 (XOR-permuted rows).
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle))], swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 2]>} {}
 
 // -----
@@ -231,12 +231,23 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 18]>}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle))] with local_k >= 4}}
+// The next slice's stores stand between two of the slice's k steps.
+// expected-error @+1 {{gemm_tile's store_after_k must be at least 0 and less than local_k}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 16]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile's store_after_k must be at least 0 and less than local_k}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, -4]]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [0, 2, 16]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle))] with local_k >= 4}}
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, -8]>} {}
 
 // -----
@@ -256,12 +267,12 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle))] entries, swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] entries, swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2]]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle))] entries, swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] entries, swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, -1]]>} {}
 
 // -----

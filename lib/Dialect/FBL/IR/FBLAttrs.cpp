@@ -592,14 +592,18 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   return success();
 }
 
-/// The tile `[group_items, item_blocks, local_k(, group_rows(, swizzle))]`
-/// spells, or none for another count of numbers or a swizzle other than 0
-/// or 1.
+/// The tile `[group_items, item_blocks, local_k(, group_rows(, swizzle(,
+/// store_after_k)))]` spells, or none for another count of numbers or a
+/// swizzle other than 0 or 1 (the verifier checks the sizes).
 static std::optional<::fbl::target::GemmTile> gemmTileOf(ArrayRef<int64_t> v) {
-  if (v.size() < 3 || v.size() > 5 || (v.size() == 5 && v[4] != 0 && v[4] != 1))
+  if (v.size() < 3 || v.size() > 6 || (v.size() >= 5 && v[4] != 0 && v[4] != 1))
     return std::nullopt;
-  return ::fbl::target::GemmTile{v[0], v[1], v[2], v.size() >= 4 ? v[3] : 0,
-                                 v.size() < 5 || v[4] == 1};
+  return ::fbl::target::GemmTile{v[0],
+                                 v[1],
+                                 v[2],
+                                 v.size() >= 4 ? v[3] : 0,
+                                 v.size() < 5 || v[4] == 1,
+                                 v.size() >= 6 ? v[5] : 0};
 }
 
 Attribute TargetAttr::parse(AsmParser &parser, Type) {
@@ -656,9 +660,9 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
           }))
         return {};
       if (!(tile = gemmTileOf(v))) {
-        parser.emitError(keyLoc,
-                         "gemm_tile needs [group_items, item_blocks, "
-                         "local_k(, group_rows(, swizzle))], swizzle 0 or 1");
+        parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
+                                 "local_k(, group_rows(, swizzle(, "
+                                 "store_after_k)))], swizzle 0 or 1");
         return {};
       }
     } else if (key == "gemm_tile_classes") {
@@ -679,7 +683,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                       keyLoc,
                       "gemm_tile_classes needs [min_outputs, "
                       "group_items, item_blocks, local_k(, group_rows(, "
-                      "swizzle))] entries, swizzle 0 or 1"));
+                      "swizzle(, store_after_k)))] entries, swizzle 0 or "
+                      "1"));
                 classes.push_back({c[0], *t});
                 return success();
               }))

@@ -218,15 +218,19 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the texel fetch rate, not texture-cache hits, bounds the register-tiled
     kernel. A preset's fields can be overridden one by one:
     `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
-    `gemm_tile = [group_items, item_blocks, local_k(, group_rows)]`
-    (optional, default `[8, 2, 16]`) shapes that kernel: group_items
-    work-items along n by group_rows (default: group_items) along m per
-    group, item_blocks^2 4x4 blocks of C per work-item, local_k-deep slices
-    of A and B per staging step; sizes that do not divide into its tile take the
-    default tile, then the register-tiled kernel. Presets record the tile
-    benchmarks/tune_gemm.py measured on their device.
+    `gemm_tile = [group_items, item_blocks, local_k(, group_rows(, swizzle(,
+    store_after_k)))]` (optional, default `[8, 2, 16]`) shapes that kernel:
+    group_items work-items along n by group_rows (default: group_items)
+    along m per group, item_blocks^2 4x4 blocks of C per work-item,
+    local_k-deep slices of A and B per staging step; swizzle (default 1)
+    stages whole 4x4 blocks in the image's order with XOR-permuted rows, 0
+    in runs of 8; store_after_k (default 0: after all) is how many of a
+    slice's k steps are multiplied before the next slice's texels are
+    stored into local memory. Sizes that do not divide into its tile take
+    the default tile, then the register-tiled kernel. Presets record the
+    tile benchmarks/tune_gemm.py measured on their device.
     `gemm_tile_classes = [[min_outputs, group_items, item_blocks, local_k(,
-    group_rows)], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
+    group_rows(, swizzle(, store_after_k)))], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
     min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
     the size, and a batched GEMM's batches are work-groups too. `tune_gemm.py classes` derives the list from per-shape runs.

@@ -609,12 +609,13 @@ static void storeSlice(GemmKernelBuilder &gb, const LocalTile &t,
 
 /// Multiplies the work-item's blocks (block i of its rows at local block
 /// `ly + i * rows`, block j of its columns at `lx + j * cols`) out of buffer
-/// `buffer` of the staged tiles into `acc`, one k at a time.
+/// `buffer` of the staged tiles into `acc`, one k at a time, for the
+/// slice's k steps in [kBegin, kEnd).
 static void multiplyTiles(GemmKernelBuilder &gb,
                           const ::fbl::target::GemmTile &tile,
                           MutableArrayRef<Value> acc, Value lx, Value ly,
                           const LocalTile &aTile, const LocalTile &bTile,
-                          Value buffer) {
+                          Value buffer, int64_t kBegin, int64_t kEnd) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
@@ -628,7 +629,7 @@ static void multiplyTiles(GemmKernelBuilder &gb,
       channels.push_back(vector::ExtractOp::create(b, loc, texel, ch));
     return channels;
   };
-  for (int64_t k = 0; k < tile.localK; ++k) {
+  for (int64_t k = kBegin; k < kEnd; ++k) {
     SmallVector<SmallVector<Value>> aRows, bRows;
     for (int64_t i = 0; i < itemBlocks; ++i) {
       aRows.push_back(rowOf(aTile, k, ad.add(ly, ad.c(i * tile.rows()))));
@@ -736,17 +737,24 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
     SmallVector<StagedTexel> aStaged = readSlice(gb, tile, aTile, atNext, flat);
     SmallVector<StagedTexel> bStaged = readSlice(gb, tile, bTile, atNext, flat);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current);
     // The other buffer was last read in the step before, which everyone
-    // left through the barrier below.
+    // left through the barrier below: its stores may stand anywhere in the
+    // multiplication. Where they stand bounds how far the device's compiler
+    // can sink the reads above towards them (past the multiplication, which
+    // leaves their latency exposed).
+    int64_t storeAt = tile.storeAfterK ? tile.storeAfterK : tile.localK;
+    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current, 0, storeAt);
     storeSlice(gb, aTile, aStaged, next);
     storeSlice(gb, bTile, bStaged, next);
+    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current, storeAt,
+                  tile.localK);
     BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
   // The last slice.
   SmallVector<Value> acc(loop.getResults());
-  multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2));
+  multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2), 0,
+                tile.localK);
   gb.storeBlocks(acc, mBlocks, nBlocks, at, tile.tileM(), tile.tileN());
   return kb.end();
 }
