@@ -9,7 +9,8 @@
 #   benchmarks/stage_every_row.sh [STAGE]   (.device/stage/every-row)
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the H200
 # preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("8,2,16"):
-# to stage a candidate preset beside the current one.
+# to stage a candidate preset beside the current one; FBL_STORAGES ("f32
+# f16") the image storages staged.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,7 +20,7 @@ fields=${FBL_TARGET_FIELDS:-}
 FBL_STAGE="$stage/speed" bash benchmarks/stage_speed.sh nvidia-h200 \
   "${FBL_GEMM_TILES:-8,2,16}" >/dev/null
 while read -r model seq batch; do
-  for storage in f32 f16; do
+  for storage in ${FBL_STORAGES:-f32 f16}; do
     target=nvidia-h200
     [ -n "$fields" ] && target="#fbl.target<\"nvidia-h200\"$fields>"
     [ "$storage" = f16 ] &&

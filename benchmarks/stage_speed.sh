@@ -7,7 +7,8 @@
 # NN/NT/TN on both layouts, under each tile named (the preset's first).
 #   benchmarks/stage_speed.sh [TARGET] [TILES]   (nvidia-h200, "8,2,8;8,2,16;16,2,8")
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the TARGET
-# preset for the training steps (the GEMMs take TILES).
+# preset for the training steps (the GEMMs take TILES); FBL_STORAGES ("f32
+# f16") the image storages staged.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,7 +25,7 @@ cp -P "$build"/lib/libfbl_runtime.so* "$stage/lib/"
 step() { # NAME OPTIMIZER GENERATOR ARGS...
   local name=$1 optimizer=$2; shift 2
   /usr/bin/python3 "benchmarks/$1" "${@:2}" >"$stage/$name.mlir"
-  for storage in f32 f16; do
+  for storage in ${FBL_STORAGES:-f32 f16}; do
     local fields=${FBL_TARGET_FIELDS:-} t="$target"
     [ "$storage" = f16 ] && fields=", half_storage = true$fields"
     [ -n "$fields" ] && t="{#fbl.target<\"$target\"$fields>}"
