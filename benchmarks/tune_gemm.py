@@ -95,6 +95,8 @@ def store_after_k_variants(tiles, spec):
     for t in tiles:
         for v in spec.split(","):
             at = {"half": t[2] // 2, "quarter": t[2] // 4}.get(v)
+            if at is None and not v.isdigit():
+                sys.exit(f"--store-after-k: {v!r} is not a number, half or quarter")
             at = int(v) if at is None else at
             if 0 <= at < t[2] and t[:5] + [at] not in out:
                 out.append(t[:5] + [at])
