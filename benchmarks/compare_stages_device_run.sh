@@ -61,9 +61,12 @@ rm -rf "$work"; mkdir -p "$work"
     for ((i = 1; i < ${#stages[@]}; ++i)); do
       cmd+=(--compare "${bundles[$((i * n + j))]}")
     done
+    # Short steps take more rounds, as speed_device_run.sh times them.
+    rounds="--rounds 3 --iterations 10"
+    [[ ${names[$j]} == speed/* ]] && rounds="--rounds 5 --iterations 20"
     echo "-- ${names[$j]}"
-    timeout 300 "${cmd[@]}" --device "$device" --random-inputs 1 --rounds 3 \
-      --iterations 10 | grep "median step time"
+    timeout 300 "${cmd[@]}" --device "$device" --random-inputs 1 $rounds |
+      grep "median step time"
   done
   if wants speed; then
     echo "== GEMMs (kernel device time, TFLOP/s), two rounds"
