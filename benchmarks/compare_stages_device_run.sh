@@ -14,8 +14,8 @@ set -uo pipefail
 stages=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do stages+=("$1"); shift; done
 [ $# -gt 0 ] && shift
-parts=" $* "
-wants() { [ "$parts" = "  " ] || [[ "$parts" == *" $1 "* ]]; }
+. "$(dirname "$0")/stage_parts.sh"
+set_parts "$@"
 [ ${#stages[@]} -ge 2 ] || { echo "usage: $0 STAGE STAGE... [-- PART...]" >&2; exit 2; }
 out=${OUT:-/tmp}
 device=${FBL_COMPARE_DEVICE:-gpu}
@@ -30,11 +30,10 @@ rm -rf "$work"; mkdir -p "$work"
   # Each stage's f32 step bundles: STEP -> one directory per stage.
   names=()
   wants speed && for d in "$first"/speed/steps/*-f32; do names+=("speed/steps/$(basename "$d")"); done
-  for d in "$first"/f32-*/; do
-    model=$(basename "$d" | sed 's/^f32-//')
-    wants "$model" || continue
+  for model in $(staged_models "$first"); do
     for mode in lora full; do
-      [ -f "$d/$model-$mode/bundle.tar.xz" ] && names+=("f32-$model/$model-$mode")
+      [ -f "$first/f32-$model/$model-$mode/bundle.tar.xz" ] &&
+        names+=("f32-$model/$model-$mode")
     done
   done
   bundles=()
@@ -50,9 +49,7 @@ rm -rf "$work"; mkdir -p "$work"
       fi
     done
   done
-  # Build every program once, 16 at a time, into the runtime's cache.
-  printf '%s\n' "${bundles[@]}" |
-    xargs -P 16 -I{} sh -c "'$run' {} --device '$device' --random-inputs 1 --iterations 1 >/dev/null 2>&1 || echo 'build failed: {}'"
+  build_programs "$run" "$device" "${bundles[@]}"
   echo "programs built in $(( $(date +%s) - start )) s"
   echo "== steps, f32 images: ${stages[*]}"
   n=${#names[@]}
@@ -78,13 +75,13 @@ rm -rf "$work"; mkdir -p "$work"
       done
     done
     python3 - "$work" "${stages[@]}" <<'EOF'
-import json, sys, glob, re
+import json, sys, glob
 work, stages = sys.argv[1], sys.argv[2:]
 best = {}
 for i, _ in enumerate(stages):
     for path in glob.glob(f"{work}/gemm-{i}-*.json"):
         for r in json.load(open(path))["results"]:
-            key = re.sub(r"-t[0-9_]+$", "", r["name"])
+            key = "%s-%s-%dx%dx%d" % (r["form"], r["layout"], *r["shape"])
             best.setdefault(key, {})
             best[key][i] = max(best[key].get(i, 0), r["tflops"])
 print("gemm " + " | ".join(stages))

@@ -17,19 +17,15 @@
 set -uo pipefail
 stage=${1:-.device/stage/every-row}
 shift $(( $# > 0 ? 1 : 0 ))
-parts=" $* "
-wants() { [ "$parts" = "  " ] || [[ "$parts" == *" $1 "* ]]; }
+. "$(dirname "$0")/stage_parts.sh"
+set_parts "$@"
 out=${OUT:-/tmp}
 run=$stage/speed/bin/fbl-run
 export LD_LIBRARY_PATH=$stage/speed/lib:${LD_LIBRARY_PATH:-}
 work=/tmp/every-row
 rm -rf "$work"; mkdir -p "$work"
 # The models stage_every_row.sh staged (f32-MODEL/, f16-MODEL/).
-models=()
-for d in "$stage"/f32-*/; do
-  model=$(basename "$d" | sed 's/^f32-//')
-  [ -d "$d" ] && wants "$model" && models+=("$model")
-done
+mapfile -t models < <(staged_models "$stage")
 steps=()
 wants speed && steps=("$stage"/speed/steps/*)
 {
@@ -45,9 +41,7 @@ wants speed && steps=("$stage"/speed/steps/*)
       done
     done
   done
-  # Build every program once, 16 at a time (one step each), into the cache.
-  ls -d "${steps[@]}" "$work"/*/bundle 2>/dev/null |
-    xargs -P 16 -I{} sh -c "'$run' {} --device gpu --random-inputs 1 --iterations 1 >/dev/null 2>&1 || echo 'build failed: {}'"
+  build_programs "$run" gpu "${steps[@]}" "$work"/*/bundle
   echo "programs built in $(( $(date +%s) - start )) s"
 
   # The speed table's GEMMs and steps (its own log too: $OUT/speed.log).
