@@ -95,6 +95,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--trainable-share", type=float, default=0.75,
+                    help="share of mutants drawn from modules with fbl.param "
+                         "arguments: only those reach the whole pipeline "
+                         "and fbl-translate")
     args = ap.parse_args()
     corpus = []
     for folder in args.seeds:
@@ -106,12 +110,14 @@ def main():
                     # Whole modules only: split-input-file chunks apart.
                     corpus += [(path, c) for c in text.split("// -----")]
     corpus.sort(key=lambda e: e[0])
+    trainable = [e for e in corpus if "fbl.param" in e[1]] or corpus
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     counts = {"ok": 0, "error": 0, "crash": 0, "hang": 0}
     with tempfile.TemporaryDirectory() as work:
         for n in range(args.count):
-            path, text = rng.choice(corpus)
+            pool = trainable if rng.random() < args.trainable_share else corpus
+            path, text = rng.choice(pool)
             for _ in range(rng.randint(1, 3)):
                 text = mutate(text, rng)
             mutant = os.path.join(work, "mutant.mlir")
