@@ -94,6 +94,7 @@ def _runtime():
         "fbl_session_num_kernels": (c.c_size_t, [P]),
         "fbl_session_kernel_name": (c.c_char_p, [P, c.c_size_t]),
         "fbl_session_kernel_ms": (c.c_double, [P, c.c_size_t]),
+        "fbl_session_kernel_variant": (c.c_char_p, [P, c.c_size_t]),
         "fbl_session_device_bytes": (c.c_int64, [P]),
     }
     for name, (res, args) in sigs.items():
@@ -464,6 +465,16 @@ class Session:
         return {self._lib.fbl_session_kernel_name(h, k).decode():
                 float(self._lib.fbl_session_kernel_ms(h, k))
                 for k in range(self._lib.fbl_session_num_kernels(h))}
+
+    def kernel_variants(self) -> Dict[str, str]:
+        """The launches that run a variant of their function (the manifest's
+        `variants`, measured on the device by the first run): launch name
+        -> the variant's function."""
+        h = self._live()
+        names = (self._lib.fbl_session_kernel_name(h, k).decode()
+                 for k in range(self._lib.fbl_session_num_kernels(h)))
+        return {n: v.decode() for k, n in enumerate(names)
+                if (v := self._lib.fbl_session_kernel_variant(h, k))}
 
     def train(self, inputs: ArrayInputs, steps: int,
               callback: Optional[Callable[[int, float, float], None]] = None,

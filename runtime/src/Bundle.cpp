@@ -249,6 +249,21 @@ Bundle Bundle::parse(const std::string &manifestText) {
     kernel.name = k.at(key::name);
     kernel.function = k.value(key::function, kernel.name);
     std::string what = "kernel " + std::to_string(i) + " (" + kernel.name + ")";
+    if (auto v = k.find(key::variants); v != k.end()) {
+      if (!v->is_array())
+        throw manifestError(what, "variants must be a list of functions");
+      for (const Json &f : *v) {
+        if (!f.is_string() || f.get<std::string>().empty())
+          throw manifestError(what, "variants must be a list of functions");
+        std::string function = f;
+        if (function == kernel.function ||
+            std::find(kernel.variants.begin(), kernel.variants.end(),
+                      function) != kernel.variants.end())
+          throw manifestError(what,
+                              "function '" + function + "' is named twice");
+        kernel.variants.push_back(function);
+      }
+    }
     const Json &args = k.at(key::args);
     for (size_t a = 0; a < args.size(); ++a) {
       int64_t memory = args[a].at(key::memory);

@@ -181,6 +181,11 @@ const char *fbl_session_kernel_name(const fbl_session *s, size_t k) {
 double fbl_session_kernel_ms(const fbl_session *s, size_t k) {
   return k < s->kernels.size() ? s->kernels[k].profiledMs : 0.0;
 }
+const char *fbl_session_kernel_variant(const fbl_session *s, size_t k) {
+  if (k >= s->kernels.size() || s->kernels[k].chosen == 0)
+    return "";
+  return s->kernels[k].variants[s->kernels[k].chosen - 1].c_str();
+}
 
 int64_t fbl_session_device_bytes(const fbl_session *s) {
   int64_t total = 0;

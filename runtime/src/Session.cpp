@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 
 namespace fs = std::filesystem;
@@ -26,9 +28,13 @@ using fbl::layout::StorageKind;
 using namespace fbl::runtime;
 
 fbl_session::~fbl_session() {
-  for (Kernel &k : kernels)
+  for (Kernel &k : kernels) {
     if (k.kernel)
       clReleaseKernel(k.kernel);
+    for (cl_kernel v : k.variantKernels)
+      if (v)
+        clReleaseKernel(v);
+  }
   for (Memory &m : memories)
     if (m.mem)
       clReleaseMemObject(m.mem);
@@ -59,9 +65,20 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
   queue = clCreateCommandQueue(context, device.device, 0, &err);
   check(err, "clCreateCommandQueue");
   program = buildProgram(context, device, readFile(dir / "kernels.cl"));
-  for (Kernel &k : kernels) {
-    k.kernel = clCreateKernel(program, k.function.c_str(), &err);
-    check(err, "clCreateKernel(" + k.function + ")");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    Kernel &k = kernels[i];
+    auto create = [&](const std::string &function) {
+      cl_kernel kernel = clCreateKernel(program, function.c_str(), &err);
+      if (err == CL_INVALID_KERNEL_NAME)
+        throw Error("manifest.json: kernel " + std::to_string(i) + " (" +
+                    k.name + "): kernels.cl has no function '" + function +
+                    "'");
+      check(err, "clCreateKernel(" + function + ")");
+      return kernel;
+    };
+    k.kernel = create(k.function);
+    for (const std::string &function : k.variants)
+      k.variantKernels.push_back(create(function));
   }
   checkKernels();
   allocate();
@@ -109,31 +126,38 @@ void fbl_session::checkKernels() const {
                   std::to_string(k.workgroup[2]) + " exceeds the limits of '" +
                   device.name + "' (" + std::to_string(maxGroup) +
                   " work-items)");
-    cl_uint numArgs = 0;
-    check(clGetKernelInfo(k.kernel, CL_KERNEL_NUM_ARGS, sizeof(numArgs),
-                          &numArgs, nullptr),
-          "clGetKernelInfo(" + k.name + ")");
-    if (numArgs != k.args.size())
-      throw Error(what + std::to_string(k.args.size()) +
-                  " arguments, kernels.cl declares " + std::to_string(numArgs));
-    for (size_t a = 0; a < k.args.size(); ++a) {
-      // Argument types need -cl-kernel-arg-info; without them (a driver
-      // that drops them from binaries) only the count is checked.
-      size_t n = 0;
-      if (clGetKernelArgInfo(k.kernel, a, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr,
-                             &n) != CL_SUCCESS)
-        break;
-      std::string type(n, '\0');
-      if (clGetKernelArgInfo(k.kernel, a, CL_KERNEL_ARG_TYPE_NAME, n,
-                             type.data(), nullptr) != CL_SUCCESS)
-        break;
-      type.resize(std::strlen(type.c_str()));
-      StorageKind kind = memories[k.args[a]].storage;
-      if (!typeMatches(kind, type))
-        throw Error(what + "argument " + std::to_string(a) + " is memory " +
-                    std::to_string(k.args[a]) + " (" +
-                    manifest::storageKindName(kind) +
-                    "), but kernels.cl takes " + type);
+    // The function and each variant take the manifest's arguments.
+    for (size_t c = 0; c <= k.variants.size(); ++c) {
+      cl_kernel kernel = c ? k.variantKernels[c - 1] : k.kernel;
+      const std::string &function = c ? k.variants[c - 1] : k.function;
+      std::string in = c ? " (variant " + function + ")" : "";
+      cl_uint numArgs = 0;
+      check(clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(numArgs),
+                            &numArgs, nullptr),
+            "clGetKernelInfo(" + function + ")");
+      if (numArgs != k.args.size())
+        throw Error(what + std::to_string(k.args.size()) +
+                    " arguments, kernels.cl declares " +
+                    std::to_string(numArgs) + in);
+      for (size_t a = 0; a < k.args.size(); ++a) {
+        // Argument types need -cl-kernel-arg-info; without them (a driver
+        // that drops them from binaries) only the count is checked.
+        size_t n = 0;
+        if (clGetKernelArgInfo(kernel, a, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr,
+                               &n) != CL_SUCCESS)
+          break;
+        std::string type(n, '\0');
+        if (clGetKernelArgInfo(kernel, a, CL_KERNEL_ARG_TYPE_NAME, n,
+                               type.data(), nullptr) != CL_SUCCESS)
+          break;
+        type.resize(std::strlen(type.c_str()));
+        StorageKind kind = memories[k.args[a]].storage;
+        if (!typeMatches(kind, type))
+          throw Error(what + "argument " + std::to_string(a) + " is memory " +
+                      std::to_string(k.args[a]) + " (" +
+                      manifest::storageKindName(kind) +
+                      "), but kernels.cl takes " + type + in);
+      }
     }
   }
 }
@@ -186,9 +210,10 @@ void fbl_session::allocate() {
       if (k.args[a] < 0 || k.args[a] >= static_cast<int64_t>(memories.size()))
         throw Error("kernel " + k.name + " names no memory object " +
                     std::to_string(k.args[a]));
-      check(
-          clSetKernelArg(k.kernel, a, sizeof(cl_mem), &memories[k.args[a]].mem),
-          "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
+      for (size_t c = 0; c <= k.variants.size(); ++c)
+        check(clSetKernelArg(c ? k.variantKernels[c - 1] : k.kernel, a,
+                             sizeof(cl_mem), &memories[k.args[a]].mem),
+              "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
     }
 }
 
@@ -320,6 +345,7 @@ void fbl_session::run(int iterations, bool profile) {
   if (!warmedUp) {
     launchSchedule(queue, nullptr);
     check(clFinish(queue), "clFinish");
+    chooseVariants();
     warmedUp = true;
   }
   // The timed iterations run on a queue without profiling: on a driver
@@ -341,42 +367,124 @@ void fbl_session::run(int iterations, bool profile) {
     profileSchedule(std::max(iterations, 1));
 }
 
-void fbl_session::launchSchedule(cl_command_queue on,
-                                 std::vector<cl_event> *events) {
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    Kernel &kernel = kernels[k];
-    cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
-    check(clEnqueueNDRangeKernel(on, kernel.kernel, dims, nullptr, kernel.grid,
-                                 kernel.workgroup, 0, nullptr,
-                                 events ? &(*events)[k] : nullptr),
-          "launch of " + kernel.name);
-  }
+/// Enqueues `kernel` on `on`, with a profiling event in `event` if given.
+static void launch(cl_command_queue on, const Kernel &kernel, cl_event *event) {
+  cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
+  check(clEnqueueNDRangeKernel(on, kernel.kernel, dims, nullptr, kernel.grid,
+                               kernel.workgroup, 0, nullptr, event),
+        "launch of " + kernel.name);
 }
 
-void fbl_session::profileSchedule(int iterations) {
+void fbl_session::launchSchedule(cl_command_queue on,
+                                 std::vector<cl_event> *events) {
+  for (size_t k = 0; k < kernels.size(); ++k)
+    launch(on, kernels[k], events ? &(*events)[k] : nullptr);
+}
+
+std::vector<double> fbl_session::timedSchedule() {
   if (!profilingQueue) {
     cl_int err;
     profilingQueue = clCreateCommandQueue(context, device.device,
                                           CL_QUEUE_PROFILING_ENABLE, &err);
     check(err, "clCreateCommandQueue");
   }
+  std::vector<cl_event> events(kernels.size(), nullptr);
+  launchSchedule(profilingQueue, &events);
+  check(clFinish(profilingQueue), "clFinish");
+  std::vector<double> ms(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    cl_ulong t0 = 0, t1 = 0;
+    clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof(t0),
+                            &t0, nullptr);
+    clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof(t1),
+                            &t1, nullptr);
+    ms[k] = (t1 - t0) / 1e6;
+    clReleaseEvent(events[k]);
+  }
+  return ms;
+}
+
+void fbl_session::profileSchedule(int iterations) {
   std::vector<std::vector<double>> kernelMs(kernels.size());
   for (int it = 0; it < iterations; ++it) {
-    std::vector<cl_event> events(kernels.size(), nullptr);
-    launchSchedule(profilingQueue, &events);
-    check(clFinish(profilingQueue), "clFinish");
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      cl_ulong t0 = 0, t1 = 0;
-      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof(t0),
-                              &t0, nullptr);
-      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof(t1),
-                              &t1, nullptr);
-      kernelMs[k].push_back((t1 - t0) / 1e6);
-      clReleaseEvent(events[k]);
-    }
+    std::vector<double> ms = timedSchedule();
+    for (size_t k = 0; k < kernels.size(); ++k)
+      kernelMs[k].push_back(ms[k]);
   }
   for (size_t k = 0; k < kernels.size(); ++k)
     kernels[k].profiledMs = median(kernelMs[k]);
+}
+
+void fbl_session::chooseVariants() {
+  size_t most = 0;
+  for (const Kernel &k : kernels)
+    most = std::max(most, k.variants.size());
+  const char *choice = std::getenv("FBL_KERNEL_VARIANTS");
+  if (most == 0 || (choice && std::string(choice) == "0"))
+    return;
+  // Whole steps, not a kernel alone: a launch may read what an earlier
+  // one of the step wrote, and each runs in the caches the step leaves.
+  // Round c runs every kernel's candidate c (0: its function) where it has
+  // one, its function where not; rounds alternate, so drift between them
+  // falls on every candidate alike.
+  constexpr int kRounds = 3;
+  // A driver whose profiling timestamps do not measure (rusticl on llvmpipe
+  // reports 1 ns for a 10 ms kernel: the kernels' sum is under 1% of the
+  // step's host time) is timed on the host instead, each launch finished
+  // before the next.
+  bool wallClock = choice && std::string(choice) == "host";
+  auto stepTimes = [&] {
+    if (!wallClock) {
+      auto start = std::chrono::steady_clock::now();
+      std::vector<double> ms = timedSchedule();
+      double host = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+      if (std::accumulate(ms.begin(), ms.end(), 0.0) >= 0.01 * host)
+        return ms;
+      wallClock = true;
+    }
+    std::vector<double> ms(kernels.size());
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      auto start = std::chrono::steady_clock::now();
+      launch(queue, kernels[k], nullptr);
+      check(clFinish(queue), "clFinish");
+      ms[k] = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+    }
+    return ms;
+  };
+  // ms[k][c]: kernel k's times with candidate c.
+  std::vector<std::vector<std::vector<double>>> ms(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k)
+    ms[k].resize(kernels[k].variants.size() + 1);
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t c = 0; c <= most; ++c) {
+      for (Kernel &k : kernels)
+        if (c > 0 && c <= k.variants.size())
+          std::swap(k.kernel, k.variantKernels[c - 1]);
+      std::vector<double> times = stepTimes();
+      for (size_t k = 0; k < kernels.size(); ++k) {
+        Kernel &kernel = kernels[k];
+        if (c > kernel.variants.size())
+          continue;
+        ms[k][c].push_back(times[k]);
+        if (c > 0)
+          std::swap(kernel.kernel, kernel.variantKernels[c - 1]);
+      }
+    }
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Kernel &kernel = kernels[k];
+    size_t best = 0;
+    for (size_t c = 1; c < ms[k].size(); ++c)
+      if (median(ms[k][c]) < median(ms[k][best]))
+        best = c;
+    if (best == 0)
+      continue;
+    std::swap(kernel.kernel, kernel.variantKernels[best - 1]);
+    kernel.chosen = best;
+  }
 }
 
 void fbl_session::trainStep(int64_t step, bool profile) {

@@ -64,9 +64,18 @@ private:
   /// Enqueues every kernel of the schedule once on `on`, each with a
   /// profiling event in `events` when given (`on` the profiling queue).
   void launchSchedule(cl_command_queue on, std::vector<cl_event> *events);
+  /// Runs the schedule once on the profiling queue: each kernel's device
+  /// time in milliseconds.
+  std::vector<double> timedSchedule();
   /// Runs the schedule `iterations` more times with profiling events and
   /// records each kernel's median device time.
   void profileSchedule(int iterations);
+  /// Where kernels have variants (and FBL_KERNEL_VARIANTS is not 0): times
+  /// whole steps with each kernel's function and each variant in turn, three
+  /// rounds, and makes each kernel run its fastest by median time (device
+  /// time from profiling events; host time with FBL_KERNEL_VARIANTS=host or
+  /// where the events do not measure).
+  void chooseVariants();
   void readTensor(const fbl::runtime::Tensor &t, void *data, size_t bytes);
   /// Whether memory `m` stores half floats (converted from and to f32).
   static bool isHalf(const fbl::runtime::Memory &m);

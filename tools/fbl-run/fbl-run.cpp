@@ -467,6 +467,11 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < fbl_session_num_kernels(session); ++k)
       std::printf("%-28s %12.4f\n", fbl_session_kernel_name(session, k),
                   fbl_session_kernel_ms(session, k));
+    // Below the table, which scripts read as two columns.
+    for (size_t k = 0; k < fbl_session_num_kernels(session); ++k)
+      if (*fbl_session_kernel_variant(session, k))
+        std::printf("%s runs variant %s\n", fbl_session_kernel_name(session, k),
+                    fbl_session_kernel_variant(session, k));
   }
   if (!outputDir.empty()) {
     namespace fs = std::filesystem;

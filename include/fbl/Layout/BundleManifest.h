@@ -99,6 +99,12 @@ inline constexpr const char name[] = "name";
 /// not `name` (launches whose kernels print the same code share one
 /// function; `name` stays unique per launch, for profiles).
 inline constexpr const char function[] = "function";
+/// Optional: other `__kernel` functions of kernels.cl the launch may run
+/// instead of `function`. Each takes the same arguments and computes the
+/// same results (the same sums in the same order) at the same grid and
+/// work-group; they differ in what the device's compiler makes of them, so
+/// the runtime measures them on the device and runs the fastest.
+inline constexpr const char variants[] = "variants";
 inline constexpr const char args[] = "args";
 inline constexpr const char access[] = "access";
 inline constexpr const char grid[] = "grid";

@@ -26,7 +26,19 @@ def tensor_in(kind):
 
 
 k0 = m["kernels"][0]
-if mode == "negative-dim":
+if mode == "variants-not-list":
+    k0["variants"] = "k0_fill"
+elif mode == "variant-not-string":
+    k0["variants"] = [7]
+elif mode == "variant-twice":
+    k0["variants"] = k0.get("variants", []) + [k0.get("function", k0["name"])]
+elif mode == "variant-missing":
+    k0["variants"] = ["k0_no_such_function"]
+elif mode == "variant-slower":
+    k0["function"], k0["variants"] = "k0_fill", ["k0_fill_slow"]
+elif mode == "variant-args":
+    k0["variants"] = ["k0_fill_args"]
+elif mode == "negative-dim":
     m["tensors"][0]["shape"][0] = -1
 elif mode == "zero-dim":
     m["tensors"][0]["shape"][-1] = 0
