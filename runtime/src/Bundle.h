@@ -48,13 +48,16 @@ struct Kernel {
   std::string function; ///< the __kernel function of kernels.cl it runs
   /// Other functions it may run instead (manifest `variants`).
   std::vector<std::string> variants;
-  /// What it runs: 0 its function, c > 0 variants[c - 1], the fastest once
-  /// a session has measured them.
+  /// The program's kernels, one per candidate: the function's, then each
+  /// variant's.
+  std::vector<cl_kernel> candidates;
+  /// The candidate it runs (the fastest once a session has measured them).
   size_t chosen = 0;
-  /// The program's kernel it launches (chosen's), and the others: one per
-  /// variant, variantKernels[chosen - 1] holding the function's.
-  cl_kernel kernel = nullptr;
-  std::vector<cl_kernel> variantKernels;
+
+  const std::string &candidateFunction(size_t c) const {
+    return c ? variants[c - 1] : function;
+  }
+  cl_kernel launched() const { return candidates[chosen]; }
   std::vector<int64_t> args;
   size_t grid[3], workgroup[3];
   double profiledMs = 0.0;

@@ -184,7 +184,7 @@ double fbl_session_kernel_ms(const fbl_session *s, size_t k) {
 const char *fbl_session_kernel_variant(const fbl_session *s, size_t k) {
   if (k >= s->kernels.size() || s->kernels[k].chosen == 0)
     return "";
-  return s->kernels[k].variants[s->kernels[k].chosen - 1].c_str();
+  return s->kernels[k].candidateFunction(s->kernels[k].chosen).c_str();
 }
 
 int64_t fbl_session_device_bytes(const fbl_session *s) {

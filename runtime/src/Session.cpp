@@ -28,13 +28,9 @@ using fbl::layout::StorageKind;
 using namespace fbl::runtime;
 
 fbl_session::~fbl_session() {
-  for (Kernel &k : kernels) {
-    if (k.kernel)
-      clReleaseKernel(k.kernel);
-    for (cl_kernel v : k.variantKernels)
-      if (v)
-        clReleaseKernel(v);
-  }
+  for (Kernel &k : kernels)
+    for (cl_kernel c : k.candidates)
+      clReleaseKernel(c);
   for (Memory &m : memories)
     if (m.mem)
       clReleaseMemObject(m.mem);
@@ -76,9 +72,8 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
       check(err, "clCreateKernel(" + function + ")");
       return kernel;
     };
-    k.kernel = create(k.function);
-    for (const std::string &function : k.variants)
-      k.variantKernels.push_back(create(function));
+    for (size_t c = 0; c <= k.variants.size(); ++c)
+      k.candidates.push_back(create(k.candidateFunction(c)));
   }
   checkKernels();
   allocate();
@@ -127,9 +122,9 @@ void fbl_session::checkKernels() const {
                   device.name + "' (" + std::to_string(maxGroup) +
                   " work-items)");
     // The function and each variant take the manifest's arguments.
-    for (size_t c = 0; c <= k.variants.size(); ++c) {
-      cl_kernel kernel = c ? k.variantKernels[c - 1] : k.kernel;
-      const std::string &function = c ? k.variants[c - 1] : k.function;
+    for (size_t c = 0; c < k.candidates.size(); ++c) {
+      cl_kernel kernel = k.candidates[c];
+      const std::string &function = k.candidateFunction(c);
       std::string in = c ? " (variant " + function + ")" : "";
       cl_uint numArgs = 0;
       check(clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(numArgs),
@@ -210,9 +205,8 @@ void fbl_session::allocate() {
       if (k.args[a] < 0 || k.args[a] >= static_cast<int64_t>(memories.size()))
         throw Error("kernel " + k.name + " names no memory object " +
                     std::to_string(k.args[a]));
-      for (size_t c = 0; c <= k.variants.size(); ++c)
-        check(clSetKernelArg(c ? k.variantKernels[c - 1] : k.kernel, a,
-                             sizeof(cl_mem), &memories[k.args[a]].mem),
+      for (cl_kernel c : k.candidates)
+        check(clSetKernelArg(c, a, sizeof(cl_mem), &memories[k.args[a]].mem),
               "clSetKernelArg(" + k.name + ", " + std::to_string(a) + ")");
     }
 }
@@ -370,8 +364,9 @@ void fbl_session::run(int iterations, bool profile) {
 /// Enqueues `kernel` on `on`, with a profiling event in `event` if given.
 static void launch(cl_command_queue on, const Kernel &kernel, cl_event *event) {
   cl_uint dims = kernel.grid[2] > 1 ? 3 : 2;
-  check(clEnqueueNDRangeKernel(on, kernel.kernel, dims, nullptr, kernel.grid,
-                               kernel.workgroup, 0, nullptr, event),
+  check(clEnqueueNDRangeKernel(on, kernel.launched(), dims, nullptr,
+                               kernel.grid, kernel.workgroup, 0, nullptr,
+                               event),
         "launch of " + kernel.name);
 }
 
@@ -458,32 +453,22 @@ void fbl_session::chooseVariants() {
   // ms[k][c]: kernel k's times with candidate c.
   std::vector<std::vector<std::vector<double>>> ms(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k)
-    ms[k].resize(kernels[k].variants.size() + 1);
+    ms[k].resize(kernels[k].candidates.size());
   for (int round = 0; round < kRounds; ++round)
     for (size_t c = 0; c <= most; ++c) {
       for (Kernel &k : kernels)
-        if (c > 0 && c <= k.variants.size())
-          std::swap(k.kernel, k.variantKernels[c - 1]);
+        k.chosen = c < k.candidates.size() ? c : 0;
       std::vector<double> times = stepTimes();
-      for (size_t k = 0; k < kernels.size(); ++k) {
-        Kernel &kernel = kernels[k];
-        if (c > kernel.variants.size())
-          continue;
-        ms[k][c].push_back(times[k]);
-        if (c > 0)
-          std::swap(kernel.kernel, kernel.variantKernels[c - 1]);
-      }
+      for (size_t k = 0; k < kernels.size(); ++k)
+        if (c < kernels[k].candidates.size())
+          ms[k][c].push_back(times[k]);
     }
   for (size_t k = 0; k < kernels.size(); ++k) {
-    Kernel &kernel = kernels[k];
     size_t best = 0;
     for (size_t c = 1; c < ms[k].size(); ++c)
       if (median(ms[k][c]) < median(ms[k][best]))
         best = c;
-    if (best == 0)
-      continue;
-    std::swap(kernel.kernel, kernel.variantKernels[best - 1]);
-    kernel.chosen = best;
+    kernels[k].chosen = best;
   }
 }
 
