@@ -33,9 +33,10 @@ def parse(lines):
             rows.append(row)
             continue
         m = re.match(r"(\w\w)-(channel_packed|rtile)-(\d+x\d+x\d+)-t\S+: "
-                     r"[\d.]+ ms, ([\d.]+) TFLOP/s$", line)
+                     r"[\d.]+ ms, ([\d.]+) TFLOP/s(?: \(\S+_(v\d+)_*\))?$", line)
         if m:
-            gemms.append((m.group(3), m.group(1), m.group(2), float(m.group(4))))
+            gemms.append((m.group(3), m.group(1), m.group(2), float(m.group(4)),
+                          m.group(5) or ""))
             continue
         m = re.match(r"(clblast \w+ \d+x\d+x\d+).*median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
         m = m or re.match(r"(torch gemm \d+x\d+x\d+): median [\d.]+ ms, ([\d.]+) TFLOP/s", line)
@@ -86,11 +87,17 @@ def main():
               + " | met |")
         print("| --- " * (3 + len(cols)) + "|")
         for shape in sorted({g[0] for g in gemms}, key=lambda s: int(s.split("x")[0])):
-            rate = {(f, l): r for s, f, l, r in gemms if s == shape}
+            rate = {(f, l): r for s, f, l, r, _ in gemms if s == shape}
+            variant = {(f, l): v for s, f, l, _, v in gemms if s == shape}
             target = TARGETS.get(shape, 0)
-            cells = [f"{rate[c]:.1f}" if c in rate else "—" for c in cols]
+            cells = [f"{rate[c]:.1f}" + (f" {variant[c]}" if variant[c] else "")
+                     if c in rate else "—" for c in cols]
             met = sum(rate[c] >= target for c in cols if c in rate)
             print(f"| {shape} | {target:g} | " + " | ".join(cells) + f" | {met} of {len(rate)} |")
+    if any(g[4] for g in gemms):
+        print("\nvN: the runtime measured the GEMM's variant N fastest and ran it "
+              "(the target's gemm_variants, in order, less those equal to the "
+              "tile's own body).")
     for name, rate in others:
         print(f"{name}: {rate:.2f} TFLOP/s")
 

@@ -15,7 +15,7 @@ run=$stage/bin/fbl-run
   nvidia-smi --query-gpu=name,clocks.max.sm --format=csv 2>/dev/null
   echo "== GEMM: fbl (kernel device time), CLBlast, cuBLAS"
   python3 benchmarks/tune_gemm.py run "$stage/gemm" --fbl-run "$run" --device gpu \
-    --iterations 20 --results "$out/gemm.json" | grep -E "TFLOP/s$|^  \[|^best"
+    --iterations 20 --results "$out/gemm.json" | grep -E "TFLOP/s( \(\S+\))?$|^  \[|^best"
   for dims in "512 2048 2048" "2048 2048 2048"; do
     for form in nn nt tn; do
       [ -x "$stage/bin/clblast_gemm" ] && "$stage/bin/clblast_gemm" $dims $form 20 0

@@ -184,18 +184,24 @@ def run(args):
             # The driver's build log (registers, spills with -cl-nv-verbose).
             with open(os.path.join(args.dir, r["name"] + ".buildlog"), "w") as f:
                 f.write(out.stderr)
-        ms = None
+        ms, variant = None, ""
         for line in out.stdout.splitlines():
             mt = re.match(r"k\d+_gemm_local\s+([\d.]+)", line)
             if mt:
                 ms = float(mt.group(1))
+            # Where the target gives GEMM variants, the one the runtime
+            # measured fastest and ran.
+            mv = re.match(r"k\d+_gemm_local runs variant (\S+)", line)
+            if mv:
+                variant = mv.group(1)
         if out.returncode or ms is None:
             print(f"{r['name']}: failed: {(out.stderr or out.stdout).strip()[:200]}")
             continue
         m, n, k = r["shape"]
-        r = dict(r, ms=ms, tflops=2 * m * n * k / ms / 1e9)
+        r = dict(r, ms=ms, tflops=2 * m * n * k / ms / 1e9, variant=variant)
         results.append(r)
-        print(f"{r['name']}: {ms:.4f} ms, {r['tflops']:.2f} TFLOP/s", flush=True)
+        print(f"{r['name']}: {ms:.4f} ms, {r['tflops']:.2f} TFLOP/s"
+              + (f" ({variant})" if variant else ""), flush=True)
         # Written as it goes: a run cut short keeps what it measured.
         with open(args.results or os.path.join(args.dir, "results.json"), "w") as f:
             json.dump({"target": plan["target"], "results": results}, f, indent=1)

@@ -14,6 +14,7 @@
 #include "fbl/Layout/BundleManifest.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -414,8 +415,22 @@ void fbl_session::chooseVariants() {
   size_t most = 0;
   for (const Kernel &k : kernels)
     most = std::max(most, k.variants.size());
+  // FBL_KERNEL_VARIANTS: unset to measure, "host" to measure on the host,
+  // N to run each kernel's variant N where it has one (0: its function).
   const char *choice = std::getenv("FBL_KERNEL_VARIANTS");
-  if (most == 0 || (choice && std::string(choice) == "0"))
+  std::string mode = choice ? choice : "";
+  if (!mode.empty() && mode != "host") {
+    char *end = nullptr;
+    unsigned long forced = std::strtoul(mode.c_str(), &end, 10);
+    if (*end || !std::isdigit(static_cast<unsigned char>(mode[0])))
+      throw Error("FBL_KERNEL_VARIANTS must be host or a variant number (0: "
+                  "every launch's function), got '" +
+                  mode + "'");
+    for (Kernel &k : kernels)
+      k.chosen = forced < k.candidates.size() ? forced : 0;
+    return;
+  }
+  if (most == 0)
     return;
   // Whole steps, not a kernel alone: a launch may read what an earlier
   // one of the step wrote, and each runs in the caches the step leaves.
@@ -427,7 +442,7 @@ void fbl_session::chooseVariants() {
   // reports 1 ns for a 10 ms kernel: the kernels' sum is under 1% of the
   // step's host time) is timed on the host instead, each launch finished
   // before the next.
-  bool wallClock = choice && std::string(choice) == "host";
+  bool wallClock = mode == "host";
   auto stepTimes = [&] {
     if (!wallClock) {
       auto start = std::chrono::steady_clock::now();

@@ -70,11 +70,12 @@ private:
   /// Runs the schedule `iterations` more times with profiling events and
   /// records each kernel's median device time.
   void profileSchedule(int iterations);
-  /// Where kernels have variants (and FBL_KERNEL_VARIANTS is not 0): times
-  /// whole steps with each kernel's function and each variant in turn, three
-  /// rounds, and makes each kernel run its fastest by median time (device
-  /// time from profiling events; host time with FBL_KERNEL_VARIANTS=host or
-  /// where the events do not measure).
+  /// Where kernels have variants: times whole steps with each kernel's
+  /// function and each variant in turn, three rounds, and makes each kernel
+  /// run its fastest by median time (device time from profiling events;
+  /// host time with FBL_KERNEL_VARIANTS=host or where the events do not
+  /// measure). FBL_KERNEL_VARIANTS=N runs variant N where a kernel has one,
+  /// its function where not (0: every function), without measuring.
   void chooseVariants();
   void readTensor(const fbl::runtime::Tensor &t, void *data, size_t bytes);
   /// Whether memory `m` stores half floats (converted from and to f32).

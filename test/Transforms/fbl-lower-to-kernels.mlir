@@ -121,7 +121,12 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-COUNT-32:  memref.load
 // CHECK-NOT:       fbl.barrier
 // CHECK-COUNT-16:  fbl.store_texel %{{.+}}, %[[KOUT]][
-// CHECK-NEXT:    } -> tensor<64x64xf32, #fbl.channel_packed<packed = 1>>
+// CHECK-NEXT:    } variants {
+// CHECK:           math.fma
+// CHECK:         } -> tensor<64x64xf32, #fbl.channel_packed<packed = 1>>
+//
+// The preset's gemm_variants follow the body: of [[8, 0], [0, 1]], stores
+// after 8 k steps are this tile's own (local_k 8), so one variant: fma().
 
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
@@ -161,6 +166,51 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8, 8, 1, 4]>} {
   func.func @gemm_local_store_after_k(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc> {
+    %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
+    return %0 : tensor<64x64xf32, #pc>
+  }
+}
+
+// -----
+
+// gemm_variants: each distinct variant once, none the same as the tile's
+// own body ([0, 0]) and none storing at or past the slice's 8 k steps: of
+// the six, [4, 0], [0, 1] and [4, 1] are built, in that order, each a body
+// with the tile's arguments. [4, *] stores the next slice after 16 of the
+// 32 loads a k step takes (4 of the 8 k steps); fma 1 multiplies and adds
+// with math.fma, fma 0 with arith.mulf and arith.addf.
+
+// CHECK-LABEL: func.func @gemm_local_variants(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} {
+// CHECK:           scf.for
+// CHECK-COUNT-32:    memref.load
+// CHECK-NOT:         math.fma
+// CHECK:             memref.store
+// CHECK:         } variants {
+// CHECK-NEXT:    ^bb0(%{{.+}}: tensor<64x16xf32, {{.*}}, %{{.+}}: tensor<16x64xf32, {{.*}}, %{{.+}}: tensor<64x64xf32, {{.*}}, %{{.+}}: tensor<64x64xf32, {{.*}}):
+// CHECK:           scf.for
+// CHECK-COUNT-16:    memref.load
+// CHECK-NOT:         memref.load
+// CHECK:             memref.store
+// CHECK-NOT:         math.fma
+// CHECK:         }, {
+// CHECK:           scf.for
+// CHECK-COUNT-32:    memref.load
+// CHECK:             math.fma
+// CHECK:             memref.store
+// CHECK:         }, {
+// CHECK:           scf.for
+// CHECK-COUNT-16:    memref.load
+// CHECK-NOT:         memref.load
+// CHECK:             memref.store
+// CHECK:             math.fma
+// CHECK:         } -> tensor<64x64xf32
+// CHECK-NOT:     }, {
+
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8], gemm_variants = [[4, 0], [0, 1], [4, 1], [4, 0], [0, 0], [8, 0]]>} {
+  func.func @gemm_local_variants(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc> {
     %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
     return %0 : tensor<64x64xf32, #pc>
   }

@@ -132,7 +132,9 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // Two independent GEMMs of one tile (the H200 preset's local-tiled kernel):
 // one launch, their local tiles declared once (a work-group runs one of
-// them), the barriers inside each member's branch.
+// them), the barriers inside each member's branch. The preset's two GEMM
+// variants merge likewise: variant i of the launch is made of the members'
+// variants i (the second writes fma()).
 // CHECK-LABEL: func.func @two_gemms
 // CHECK: fbl.dispatch @k{{[0-9]+}}_merged ins(%arg0, %arg1, %arg2, %arg3 :
 // CHECK-SAME: workgroup [64, 1, 1]
@@ -143,6 +145,18 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK: fbl.barrier
 // CHECK: scf.if
 // CHECK: fbl.barrier
+// CHECK: } variants {
+// CHECK: fbl.group_id 0
+// CHECK-COUNT-2: memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NOT: memref.alloca
+// CHECK-NOT: math.fma
+// CHECK: }, {
+// CHECK: fbl.group_id 0
+// CHECK: scf.if
+// CHECK: math.fma
+// CHECK: scf.if
+// CHECK: math.fma
+// CHECK: } -> tensor<64x64xf32
 // CHECK-NOT: fbl.dispatch
 #cp = #fbl.channel_packed<packed = 1>
 module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
@@ -157,5 +171,37 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
     %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
     %q = linalg.matmul ins(%c, %d : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
     return %p, %q : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>
+  }
+}
+
+// -----
+
+// Kernels merge only with kernels of as many variants. The 4096-element
+// GEMM takes gemm_tile, with both variants; the 16384-element one the
+// class's tile, the same but for its stores after 8 k steps, which make the
+// variant [8, 0] its own body: one variant. Two launches.
+// CHECK-LABEL: func.func @gemms_of_other_variants
+// CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local
+// CHECK: } variants {
+// CHECK: }, {
+// CHECK: } -> tensor<64x64xf32
+// CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local
+// CHECK: } variants {
+// CHECK-NOT: }, {
+// CHECK: } -> tensor<128x128xf32
+// CHECK-NOT: _merged
+#cp = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16], gemm_tile_classes = [[16384, 8, 2, 16, 8, 1, 8]]>} {
+  func.func @gemms_of_other_variants(%a: tensor<64x64xf32, #cp>, %b: tensor<64x64xf32, #cp>,
+                                     %c: tensor<128x64xf32, #cp>, %d: tensor<64x128xf32, #cp>)
+      -> (tensor<64x64xf32, #cp>, tensor<128x128xf32, #cp>) {
+    %z = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<64x64xf32, #cp>
+    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %p = linalg.matmul ins(%a, %b : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<128x128xf32, #cp>
+    %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<128x128xf32, #cp>) -> tensor<128x128xf32, #cp>
+    %q = linalg.matmul ins(%c, %d : tensor<128x64xf32, #cp>, tensor<64x128xf32, #cp>) outs(%f1 : tensor<128x128xf32, #cp>) -> tensor<128x128xf32, #cp>
+    return %p, %q : tensor<64x64xf32, #cp>, tensor<128x128xf32, #cp>
   }
 }

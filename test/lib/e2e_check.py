@@ -13,6 +13,12 @@
    fbl-run on the device; results read back from resultJ.npy.
 4. Every result compared elementwise: |fbl - oracle| <= atol + rtol |oracle|
    (with --atol-of-max, atol is a fraction of max|oracle| of that result).
+5. Where kernels have variants (the manifest's `variants`), the step runs
+   again with each (FBL_KERNEL_VARIANTS=N) and each is compared the same
+   way, except that atol is a fraction of max|oracle|: a variant may round
+   differently (fma() rounds once where a multiply and an add round twice,
+   as the oracle does), by amounts that scale with the sum's terms, not
+   with an element near zero (docs/Testing.md).
 """
 import argparse
 import os
@@ -122,10 +128,19 @@ def compile_bundle(fbl_opt, fbl_translate, model, policy, target, tmp, options="
     return bundle
 
 
-def run_bundle(fbl_run, bundle, inputs, tmp, device=""):
-    """Runs `bundle` once on `inputs`; returns (first output line, results
-    as flat float64 arrays)."""
-    out_dir = os.path.join(tmp, "out-" + os.path.basename(bundle))
+def most_variants(bundle):
+    """The most variants any kernel of `bundle` has."""
+    import json
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        kernels = json.load(f).get("kernels", [])
+    return max([len(k.get("variants", [])) for k in kernels] or [0])
+
+
+def run_bundle(fbl_run, bundle, inputs, tmp, device="", variant=0):
+    """Runs `bundle` once on `inputs`, each kernel's variant `variant` where
+    it has one (0: its function); returns (first output line, results as
+    flat float64 arrays)."""
+    out_dir = os.path.join(tmp, f"out{variant}-" + os.path.basename(bundle))
     cmd = [fbl_run, bundle, "--output-dir", out_dir]
     if device:
         cmd += ["--device", device]
@@ -133,6 +148,7 @@ def run_bundle(fbl_run, bundle, inputs, tmp, device=""):
         f = os.path.join(tmp, f"arg{i}.npy")
         np.save(f, np.array(vals, dtype=numpy_dtype(elem)).reshape(dims))
         cmd += ["--input", f"arg{i}={f}"]
+    os.environ["FBL_KERNEL_VARIANTS"] = str(variant)
     run_out = gradcheck.run(cmd)
     results = []
     j = 0
@@ -213,22 +229,37 @@ def main():
                 np.save(os.path.join(args.prepare, "oracle", f"result{j}.npy"), want)
             print(f"prepared {args.prepare}")
             return
+        def compare(results, atol_of_max):
+            """Per result: (elements, worst err/tol, max err/max|oracle|,
+            elements out of tolerance, whether the sizes match)."""
+            rows = []
+            for j, want in enumerate(oracle):
+                got = results[j] if j < len(results) else np.zeros(0)
+                err = np.abs(got - want) if got.size == want.size else np.full(want.shape, np.inf)
+                scale = float(np.max(np.abs(want))) if want.size else 0.0
+                atol = args.atol * max(scale, 1e-30) if atol_of_max else args.atol
+                tol = atol + args.rtol * np.abs(want)
+                rows.append((want.size, float(np.max(err / tol)) if want.size else 0.0,
+                             float(np.max(err)) / max(scale, 1e-30) if want.size else 0.0,
+                             int(np.sum(err > tol)), got.size == want.size))
+            return rows
+
         first_line, results = run_bundle(args.fbl_run, bundle, inputs, tmp, args.device)
         ok = True
         print(f"e2e @{name}_{'step' if args.optimizer else 'grad'} "
               f"policy={args.policy} target={args.target}: " + first_line)
-        for j, want in enumerate(oracle):
-            got = results[j] if j < len(results) else np.zeros(0)
-            err = np.abs(got - want) if got.size == want.size else np.full(want.shape, np.inf)
-            scale = float(np.max(np.abs(want))) if want.size else 0.0
-            atol = args.atol * max(scale, 1e-30) if args.atol_of_max else args.atol
-            tol = atol + args.rtol * np.abs(want)
-            bad = int(np.sum(err > tol))
-            worst = float(np.max(err / tol)) if want.size else 0.0
-            rel = float(np.max(err)) / max(scale, 1e-30) if want.size else 0.0
-            print(f"  result{j}: {want.size} elements, worst err/tol {worst:.3f}, "
+        for j, (size, worst, rel, bad, same) in enumerate(compare(results, args.atol_of_max)):
+            print(f"  result{j}: {size} elements, worst err/tol {worst:.3f}, "
                   f"max err/max|oracle| {rel:.1e}, {bad} out of tolerance")
-            ok &= bad == 0 and got.size == want.size
+            ok &= bad == 0 and same
+        for variant in range(1, most_variants(bundle) + 1):
+            _, results = run_bundle(args.fbl_run, bundle, inputs, tmp, args.device, variant)
+            rows = compare(results, True)
+            bad = sum(r[3] for r in rows)
+            print(f"  variant {variant}: {len(rows)} results, worst err/tol "
+                  f"{max(r[1] for r in rows):.3f}, max err/max|oracle| "
+                  f"{max(r[2] for r in rows):.1e}, {bad} out of tolerance")
+            ok &= bad == 0 and all(r[4] for r in rows)
         print("E2E PASS" if ok else "E2E FAIL")
         sys.exit(0 if ok else 1)
 

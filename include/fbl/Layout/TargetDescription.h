@@ -211,6 +211,23 @@ struct GemmTile {
   }
 };
 
+/// Another body of the local-tiled GEMM kernel for the device to measure
+/// (`gemm_variants`): the same tile and launch, with the next slice's texels
+/// stored into local memory after storeAfterK of a slice's k steps (0: after
+/// all) and, with fusedMultiplyAdd, each multiply-add as fma(). Which body
+/// is fastest depends on how the device's compiler schedules it, which
+/// differs from kernel to kernel (docs/benchmarks.md), so the runtime times
+/// them on the device and runs the fastest.
+struct GemmVariant {
+  int64_t storeAfterK = 0;
+  bool fusedMultiplyAdd = false;
+
+  constexpr bool operator==(const GemmVariant &o) const {
+    return storeAfterK == o.storeAfterK &&
+           fusedMultiplyAdd == o.fusedMultiplyAdd;
+  }
+};
+
 /// The tile targets without `gemm_tile` take, and the one the local-tiled
 /// GEMM falls back to for sizes that do not divide into the target's.
 inline constexpr GemmTile kDefaultGemmTile{};
@@ -260,6 +277,8 @@ struct TargetDescription {
   GemmTile gemmTile = kDefaultGemmTile;
   /// Larger GEMMs' tiles, by increasing minOutputs.
   std::vector<GemmTileClass> gemmTileClasses = {};
+  /// Other bodies of every local-tiled GEMM, measured on the device.
+  std::vector<GemmVariant> gemmVariants = {};
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -339,7 +358,13 @@ inline const TargetDescription kPresets[] = {
      // ViT's 6336x768 and 6336x3072 37.7 and 40.2 TFLOP/s against 33.5 and
      // 36.0 with XOR-permuted rows, at 2048^2 40.2 against 42.2.
      {8, 1, 16},
-     {{1 << 20, {8, 2, 16}}, {4718592, {8, 2, 16, 0, false}}}},
+     {{1 << 20, {8, 2, 16}}, {4718592, {8, 2, 16, 0, false}}},
+     // Which of these runs fastest differs from GEMM to GEMM (H200,
+     // docs/benchmarks.md "Where the next slice is stored, measured"):
+     // stores after half a slice lift the GEMMs in the slow mode (2048^3
+     // NT R-Tile 31 -> 40 TFLOP/s) and slow others; fma() is the best body
+     // of the NN GEMMs (2048^3 39.7 -> 42.6).
+     {{8, false}, {0, true}}},
 };
 
 /// The preset called `name`, or null.
@@ -410,6 +435,15 @@ template <typename Classes> std::string tileClassesText(const Classes &cs) {
   return s + "]";
 }
 
+/// `[[store_after_k, fma], ...]` (vs: any range of GemmVariant).
+template <typename Variants> std::string variantsText(const Variants &vs) {
+  std::string s = "[";
+  for (const GemmVariant &v : vs)
+    s += (s.size() > 1 ? ", [" : "[") + std::to_string(v.storeAfterK) +
+         (v.fusedMultiplyAdd ? ", 1]" : ", 0]");
+  return s + "]";
+}
+
 /// `t` as `#fbl.target<...>` text with every field spelled out (what the
 /// dialect parses; a preset's own name alone also parses).
 inline std::string printAttribute(const TargetDescription &t) {
@@ -436,6 +470,9 @@ inline std::string printAttribute(const TargetDescription &t) {
          (t.gemmTileClasses.empty()
               ? std::string()
               : ", gemm_tile_classes = " + tileClassesText(t.gemmTileClasses)) +
+         (t.gemmVariants.empty()
+              ? std::string()
+              : ", gemm_variants = " + variantsText(t.gemmVariants)) +
          executionFields(t.execution) + ">";
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,12 +43,15 @@ public:
   explicit KernelEmitter(llvm::raw_ostream &os) : os(os) {}
 
   /// Prints `dispatch`'s kernel as the function `function`.
-  LogicalResult emitKernel(DispatchOp dispatch, StringRef function);
+  /// Prints `body`, the dispatch's body or one of its variants, as the
+  /// function `function`.
+  LogicalResult emitKernel(DispatchOp dispatch, Region &body,
+                           StringRef function);
 
 private:
   LogicalResult emitOp(Operation &op);
   LogicalResult emitBlock(Block &block);
-  LogicalResult emitConstantTables(DispatchOp dispatch, StringRef function);
+  LogicalResult emitConstantTables(Region &body, StringRef function);
   FailureOr<std::string> typeName(Type type);
   std::string name(Value v);
   std::string fresh(Value v);
@@ -459,10 +463,10 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
       });
 }
 
-LogicalResult KernelEmitter::emitConstantTables(DispatchOp dispatch,
+LogicalResult KernelEmitter::emitConstantTables(Region &body,
                                                 StringRef function) {
   unsigned count = 0;
-  WalkResult walk = dispatch.walk([&](arith::ConstantOp c) -> WalkResult {
+  WalkResult walk = body.walk([&](arith::ConstantOp c) -> WalkResult {
     auto type = dyn_cast<RankedTensorType>(c.getType());
     if (!type)
       return WalkResult::advance();
@@ -495,14 +499,14 @@ LogicalResult KernelEmitter::emitConstantTables(DispatchOp dispatch,
   return failure(walk.wasInterrupted());
 }
 
-LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch,
+LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch, Region &region,
                                         StringRef function) {
   names.clear();
   next = 0;
   indent = 1;
-  if (failed(emitConstantTables(dispatch, function)))
+  if (failed(emitConstantTables(region, function)))
     return failure();
-  Block &body = dispatch.getBody().front();
+  Block &body = region.front();
   unsigned numIns = dispatch.getIns().size();
   os << "__kernel void " << function << "(";
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
@@ -534,25 +538,46 @@ LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch,
 
 FailureOr<KernelFunctions>
 mlir::fbl::collectKernelFunctions(func::FuncOp func) {
-  // Each kernel is printed under one placeholder name, so equal text is the
-  // same code; a new one is printed again under its own name.
+  // Each kernel is printed under one placeholder name, so equal text (of
+  // the body and every variant) is the same code; a new one is printed again
+  // under its own name, its variants as NAME_v1, NAME_v2, ...
   static constexpr llvm::StringLiteral placeholder = "fbl_kernel";
   KernelFunctions out;
-  llvm::StringMap<unsigned> byText;
+  llvm::StringMap<std::pair<std::string, std::vector<std::string>>> byText;
+  // Variants are named apart from every kernel (IR from elsewhere may name
+  // a kernel NAME_v1).
+  llvm::StringSet<> taken;
+  for (DispatchOp dispatch : func.getOps<DispatchOp>())
+    taken.insert(dispatch.getKernel());
   for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
     std::string text;
     llvm::raw_string_ostream os(text);
     KernelEmitter emitter(os);
-    if (failed(emitter.emitKernel(dispatch, placeholder)))
-      return failure();
-    auto [it, inserted] = byText.try_emplace(text, out.functions.size());
+    for (Region &region : dispatch->getRegions())
+      if (failed(emitter.emitKernel(dispatch, region, placeholder)))
+        return failure();
+    auto [it, inserted] = byText.try_emplace(text);
+    auto &[function, variants] = it->second;
     if (inserted) {
-      std::string name = dispatch.getKernel().str(), named;
-      llvm::raw_string_ostream namedOs(named);
-      (void)KernelEmitter(namedOs).emitKernel(dispatch, name);
-      out.functions.emplace_back(std::move(name), std::move(named));
+      function = dispatch.getKernel().str();
+      for (auto [i, region] : llvm::enumerate(dispatch->getRegions())) {
+        std::string name = function;
+        if (i) {
+          name += "_v" + std::to_string(i);
+          while (!taken.insert(name).second)
+            name += "_";
+        }
+        std::string named;
+        llvm::raw_string_ostream namedOs(named);
+        (void)KernelEmitter(namedOs).emitKernel(dispatch, region, name);
+        out.functions.emplace_back(name, std::move(named));
+        if (i)
+          variants.push_back(name);
+      }
     }
-    out.functionOf[dispatch] = out.functions[it->second].first;
+    out.functionOf[dispatch] = function;
+    if (!variants.empty())
+      out.variantsOf[dispatch] = variants;
   }
   return out;
 }

@@ -196,6 +196,9 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     if (std::string function = functions.functionOf.lookup(d);
         !function.empty() && function != d.getKernel())
       k[key::function] = function;
+    if (auto it = functions.variantsOf.find(d);
+        it != functions.variantsOf.end())
+      k[key::variants] = it->second;
     manifest::Json &args = k[key::args] = manifest::Json::array();
     auto addArg = [&](Value v, const char *access) {
       manifest::Json &a = args.emplace_back(manifest::Json::object());

@@ -145,9 +145,9 @@ double fbl_session_kernel_ms(const fbl_session *session, size_t k);
 /// The variant launch `k` runs instead of its function, or "" when it runs
 /// its function: where the manifest gives a launch `variants`, the first
 /// run times each on the device and keeps the fastest
-/// (FBL_KERNEL_VARIANTS=0 keeps every launch's function; =host times them on
-/// the host, each launch finished before the next, instead of by profiling
-/// events).
+/// (FBL_KERNEL_VARIANTS=0 keeps every launch's function, =N runs variant N
+/// where a launch has one; =host times them on the host, each launch
+/// finished before the next, instead of by profiling events).
 const char *fbl_session_kernel_variant(const fbl_session *session, size_t k);
 
 /// Bytes of device memory the bundle's images and buffers take.

@@ -209,3 +209,24 @@ func.func @named(%w: tensor<4x4xf32> {fbl.param, fbl.name = "model.layers.0.mlp.
   %e = tensor.empty() : tensor<f32>
   return %e : tensor<f32>
 }
+
+// -----
+
+// gemm_variants: other GEMM bodies the device measures, printed where they
+// differ from the preset's (the NVIDIA preset has [[8, 0], [0, 1]]).
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_variants = {{\[\[}}8, 0], [0, 1], [4, 1]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[8, 0], [0, 1], [4, 1]]>} {
+}
+
+// -----
+
+// CHECK: module attributes {fbl.target = #fbl.target<"nvidia-h200">}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_variants = [[8, 0], [0, 1]]>} {
+}
+
+// -----
+
+// No variants on a preset that has them.
+// CHECK: #fbl.target<"nvidia-h200", {{.*}}gemm_variants = []{{.*}}>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_variants = []>} {
+}

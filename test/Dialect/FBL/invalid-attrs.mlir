@@ -302,3 +302,18 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", max_workgroup_size = 256
 
 // expected-error @+1 {{gemm_tile's sizes must be at most [1024, 64, 4096, 1024]}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 4611686018427387904]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_variants needs [store_after_k, fma] entries, fma 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[8]]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_variants needs [store_after_k, fma] entries, fma 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[8, 2]]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_variants' store_after_k must be at least 0, got -4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[-4, 0]]>} {}

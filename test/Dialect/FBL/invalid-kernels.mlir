@@ -177,3 +177,41 @@ func.func @negative_estimate(%x: tensor<4x8xf32, #cp>) -> tensor<4x8xf32, #cp> {
 func.func @f(%x: tensor<4xi64> {fbl.storage = f16}) {
   return
 }
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+func.func @variant_args(%x: tensor<4x8xf32, #cp>) {
+  %e = tensor.empty() : tensor<4x8xf32, #cp>
+  // expected-error @+1 {{'fbl.dispatch' op variant #1 arguments must have the types of ins and outs}}
+  %r = fbl.dispatch @k ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [2, 4, 1] workgroup [2, 4, 1] {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } variants {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  }, {
+  ^bb0(%o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } -> tensor<4x8xf32, #cp>
+  return
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+func.func @variant_access(%x: tensor<4x8xf32, #cp>) {
+  %e = tensor.empty() : tensor<4x8xf32, #cp>
+  %r = fbl.dispatch @k ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [2, 4, 1] workgroup [2, 4, 1] {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } variants {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    %c0 = arith.constant 0 : index
+    %t = fbl.load_texel %a[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    // expected-error @+1 {{'fbl.store_texel' op writes an input image}}
+    fbl.store_texel %t, %a[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    fbl.kernel_return
+  } -> tensor<4x8xf32, #cp>
+  return
+}

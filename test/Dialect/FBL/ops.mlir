@@ -116,3 +116,41 @@ func.func @linalg_on_encoded_tensors(%a: tensor<64x32xf32, #rt>, %b: tensor<32x1
                      outs(%c : tensor<64x16xf32, #rt>) -> tensor<64x16xf32, #rt>
   return %0 : tensor<64x16xf32, #rt>
 }
+
+// -----
+
+// A kernel with variants: other bodies with the body's arguments, printed
+// after it.
+#cp = #fbl.channel_packed<packed = 1>
+// CHECK-LABEL: func.func @dispatch_variants
+// CHECK:         fbl.dispatch @k0_copy ins(%{{.*}} : tensor<4x8xf32, #fbl.channel_packed<packed = 1>>) outs(%{{.*}} : tensor<4x8xf32, #fbl.channel_packed<packed = 1>>) grid [2, 4, 1] workgroup [2, 4, 1] {
+// CHECK:           fbl.load_texel
+// CHECK-NEXT:      fbl.store_texel
+// CHECK:         } variants {
+// CHECK:           fbl.load_texel
+// CHECK-NEXT:      math.absf
+// CHECK-NEXT:      fbl.store_texel
+// CHECK:         }, {
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:    } -> tensor<4x8xf32, #fbl.channel_packed<packed = 1>>
+func.func @dispatch_variants(%x: tensor<4x8xf32, #cp>) -> tensor<4x8xf32, #cp> {
+  %e = tensor.empty() : tensor<4x8xf32, #cp>
+  %r = fbl.dispatch @k0_copy ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [2, 4, 1] workgroup [2, 4, 1] {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    %c0 = arith.constant 0 : index
+    %t = fbl.load_texel %a[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    fbl.store_texel %t, %o[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    fbl.kernel_return
+  } variants {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    %c0 = arith.constant 0 : index
+    %t = fbl.load_texel %a[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    %u = math.absf %t : vector<4xf32>
+    fbl.store_texel %u, %o[%c0, %c0, %c0] : tensor<4x8xf32, #cp>
+    fbl.kernel_return
+  }, {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } -> tensor<4x8xf32, #cp>
+  return %r : tensor<4x8xf32, #cp>
+}

@@ -29,6 +29,8 @@ struct KernelFunctions {
   std::vector<std::pair<std::string, std::string>> functions;
   /// The function each dispatch runs.
   llvm::DenseMap<Operation *, std::string> functionOf;
+  /// The functions of its variants, for dispatches that have them.
+  llvm::DenseMap<Operation *, std::vector<std::string>> variantsOf;
 };
 FailureOr<KernelFunctions> collectKernelFunctions(func::FuncOp func);
 

@@ -442,11 +442,11 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
 
 TargetAttr TargetAttr::get(MLIRContext *context,
                            const ::fbl::target::TargetDescription &d) {
-  return TargetAttr::get(context, d.name, d.maxImageWidth, d.maxImageHeight,
-                         d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
-                         d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
-                         d.preferredWorkgroup, d.localTiledGemm, d.execution,
-                         d.halfStorage, d.gemmTile, d.gemmTileClasses);
+  return TargetAttr::get(
+      context, d.name, d.maxImageWidth, d.maxImageHeight, d.maxImageLayers,
+      d.maxBufferBytes, d.cacheLineTexels, d.cacheBytes, d.cacheWays, d.fp16,
+      d.maxWorkgroupSize, d.preferredWorkgroup, d.localTiledGemm, d.execution,
+      d.halfStorage, d.gemmTile, d.gemmTileClasses, d.gemmVariants);
 }
 
 ::fbl::target::TargetDescription TargetAttr::getDescription() const {
@@ -468,6 +468,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   d.gemmTile = getGemmTile();
   d.gemmTileClasses.assign(getGemmTileClasses().begin(),
                            getGemmTileClasses().end());
+  d.gemmVariants.assign(getGemmVariants().begin(), getGemmVariants().end());
   return d;
 }
 
@@ -518,7 +519,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                    ArrayRef<int64_t> preferredWorkgroup, bool,
                    ::fbl::target::ExecutionModel execution, bool halfStorage,
                    ::fbl::target::GemmTile gemmTile,
-                   ArrayRef<::fbl::target::GemmTileClass> gemmTileClasses) {
+                   ArrayRef<::fbl::target::GemmTileClass> gemmTileClasses,
+                   ArrayRef<::fbl::target::GemmVariant> gemmVariants) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -589,6 +591,11 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     if (failed(verifyTile(c.tile)))
       return failure();
   }
+  for (const ::fbl::target::GemmVariant &v : gemmVariants)
+    if (v.storeAfterK < 0)
+      return emitError() << "gemm_variants' store_after_k must be at least 0, "
+                            "got "
+                         << v.storeAfterK;
   return success();
 }
 
@@ -619,7 +626,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> line, wg;
   std::optional<::fbl::target::GemmTile> tile;
   SmallVector<::fbl::target::GemmTileClass> classes;
-  bool hasLine = false, hasWg = false, hasClasses = false;
+  SmallVector<::fbl::target::GemmVariant> variants;
+  bool hasLine = false, hasWg = false, hasClasses = false, hasVariants = false;
   static const char *intKeys[] = {"max_image_width",   "max_image_height",
                                   "max_image_layers",  "max_buffer_bytes",
                                   "cache_bytes",       "cache_ways",
@@ -689,6 +697,24 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                 return success();
               }))
         return {};
+    } else if (key == "gemm_variants") {
+      hasVariants = true;
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                SmallVector<int64_t> v;
+                if (parser.parseCommaSeparatedList(
+                        AsmParser::Delimiter::Square, [&]() {
+                          return parser.parseInteger(v.emplace_back());
+                        }))
+                  return failure();
+                if (v.size() != 2 || (v[1] != 0 && v[1] != 1))
+                  return ParseResult(parser.emitError(
+                      keyLoc, "gemm_variants needs [store_after_k, fma] "
+                              "entries, fma 0 or 1"));
+                variants.push_back({v[0], v[1] == 1});
+                return success();
+              }))
+        return {};
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
@@ -751,7 +777,10 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                : ::fbl::target::kDefaultGemmTile,
       hasClasses ? ArrayRef<::fbl::target::GemmTileClass>(classes)
       : preset   ? preset.getGemmTileClasses()
-                 : ArrayRef<::fbl::target::GemmTileClass>());
+                 : ArrayRef<::fbl::target::GemmTileClass>(),
+      hasVariants ? ArrayRef<::fbl::target::GemmVariant>(variants)
+      : preset    ? preset.getGemmVariants()
+                  : ArrayRef<::fbl::target::GemmVariant>());
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -789,6 +818,10 @@ void TargetAttr::print(AsmPrinter &printer) const {
                          : ArrayRef<::fbl::target::GemmTileClass>()))
     printer << ", gemm_tile_classes = "
             << ::fbl::target::tileClassesText(classes);
+  if (ArrayRef<::fbl::target::GemmVariant> variants = getGemmVariants();
+      variants != (preset ? preset.getGemmVariants()
+                          : ArrayRef<::fbl::target::GemmVariant>()))
+    printer << ", gemm_variants = " << ::fbl::target::variantsText(variants);
   // Execution-model fields that differ from what parsing assumes.
   ::fbl::target::ExecutionModel assumed =
       preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;

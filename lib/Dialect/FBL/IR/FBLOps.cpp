@@ -275,6 +275,10 @@ LogicalResult DispatchOp::verify() {
   llvm::append_range(expected, getOuts().getTypes());
   if (TypeRange(body.getArgumentTypes()) != TypeRange(expected))
     return emitOpError("body arguments must have the types of ins and outs");
+  for (auto [i, variant] : llvm::enumerate(getVariants()))
+    if (TypeRange(variant.front().getArgumentTypes()) != TypeRange(expected))
+      return emitOpError("variant #")
+             << i << " arguments must have the types of ins and outs";
   for (Value v : getIns())
     if (!getLayoutEncoding(v.getType()))
       return emitOpError("operands must carry fbl layout encodings");
@@ -322,7 +326,9 @@ static LogicalResult verifyKernelAccess(Operation *op, Value handle, bool image,
                                         bool write) {
   auto arg = dyn_cast<BlockArgument>(handle);
   auto dispatch = op->getParentOfType<DispatchOp>();
-  if (!arg || !dispatch || arg.getOwner() != &dispatch.getBody().front())
+  // The body's or a variant's arguments: each is its region's entry block.
+  if (!arg || !dispatch || arg.getOwner()->getParentOp() != dispatch ||
+      !arg.getOwner()->isEntryBlock())
     return op->emitOpError("accesses a value that is not a tensor argument "
                            "of its fbl.dispatch");
   bool isOut = arg.getArgNumber() >= dispatch.getIns().size();

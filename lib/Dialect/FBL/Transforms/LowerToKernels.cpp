@@ -365,7 +365,8 @@ struct LowerToKernelsPass
       if (!dispatch)
         continue;
       if (fold)
-        (void)applyPatternsGreedily(dispatch.getBody(), kernelPatterns, config);
+        for (Region &region : dispatch->getRegions())
+          (void)applyPatternsGreedily(region, kernelPatterns, config);
       if (cse)
         eliminateCommonSubExpressions(rewriter, dominance, dispatch);
     }

@@ -106,6 +106,9 @@ std::string familyOf(DispatchOp d) {
   for (Operation &op : d.getBody().front())
     if (auto alloca = dyn_cast<memref::AllocaOp>(op))
       os << " " << alloca.getType();
+  // Variant i of a merged kernel merges the members' variants i.
+  if (!d.getVariants().empty())
+    os << " variants " << d.getVariants().size();
   return family;
 }
 
@@ -167,53 +170,30 @@ struct MemberIds {
   }
 };
 
-/// Replaces `members` by one kernel at the last one's place. The schedule
-/// put them together: what lies between them (empty tensors and views for
-/// later members) reads none of their results.
-void merge(ArrayRef<DispatchOp> members) {
-  DispatchOp front = members.front(), last = members.back();
-  MLIRContext *ctx = last.getContext();
-  Location loc = FusedLoc::get(
-      ctx,
-      llvm::map_to_vector(members, [](DispatchOp d) { return d.getLoc(); }));
-  OpBuilder b(last);
-  int64_t size = groupSize(last);
+/// Work-groups of a member along x, y, z.
+std::array<int64_t, 3> groupsOf(DispatchOp d) {
+  ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
+  return {grid[0] / w[0], grid[1] / w[1], grid[2] / w[2]};
+}
 
-  // Operands: each input once, then every output.
-  SmallVector<Value> ins, outs;
-  llvm::SmallDenseMap<Value, unsigned> inIndex;
-  for (DispatchOp d : members)
-    for (Value v : d.getIns())
-      if (inIndex.try_emplace(v, ins.size()).second)
-        ins.push_back(v);
-  for (DispatchOp d : members)
-    llvm::append_range(outs, d.getOuts());
-
-  // Work-groups of a member along x, y, z.
-  auto groupsOf = [](DispatchOp d) {
-    ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
-    return std::array<int64_t, 3>{grid[0] / w[0], grid[1] / w[1],
-                                  grid[2] / w[2]};
-  };
-  int64_t groups = 0;
-  for (DispatchOp d : members) {
-    auto [gx, gy, gz] = groupsOf(d);
-    groups += gx * gy * gz;
-  }
-  std::string name = (front.getKernel().split('_').first + "_merged").str();
-  auto merged = DispatchOp::create(
-      b, loc, ValueRange(outs).getTypes(), FlatSymbolRefAttr::get(ctx, name),
-      ins, outs, b.getDenseI64ArrayAttr({groups * size, 1, 1}),
-      b.getDenseI64ArrayAttr({size, 1, 1}));
-  // No fbl.estimate: the cost model times kernels one at a time, and the
-  // members of a launch run side by side.
-
+/// Fills `region` of the merged kernel (its body, or variant i) with the
+/// members' same region, member by member: a member's work-groups follow
+/// the previous members'. `ins` are the merged kernel's inputs, each once
+/// (`inIndex`), then every member's outputs.
+void mergeBodies(ArrayRef<DispatchOp> members, Region &region,
+                 ArrayRef<Value> ins,
+                 const llvm::SmallDenseMap<Value, unsigned> &inIndex,
+                 OpBuilder &b) {
+  unsigned r = region.getRegionNumber();
+  Location loc = region.getParentOp()->getLoc();
   Block *body = new Block();
-  merged.getBody().push_back(body);
+  region.push_back(body);
   for (Value v : ins)
     body->addArgument(v.getType(), v.getLoc());
-  for (Value v : outs)
-    body->addArgument(v.getType(), v.getLoc());
+  for (DispatchOp d : members)
+    for (Value v : d.getOuts())
+      body->addArgument(v.getType(), v.getLoc());
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -234,7 +214,7 @@ void merge(ArrayRef<DispatchOp> members) {
   // Local memory, once: every member declares the same (familyOf), and a
   // work-group runs one member.
   SmallVector<Value> local;
-  for (Operation &op : front.getBody().front())
+  for (Operation &op : members.front()->getRegion(r).front())
     if (isa<memref::AllocaOp>(op))
       local.push_back(b.clone(op)->getResult(0));
 
@@ -263,7 +243,7 @@ void merge(ArrayRef<DispatchOp> members) {
         split(arith::SubIOp::create(b, loc, group, index(first)), gx, gy),
         split(item, w[0], w[1]), w};
     IRMapping mapping;
-    Block &memberBody = d.getBody().front();
+    Block &memberBody = d->getRegion(r).front();
     for (auto [i, arg] : llvm::enumerate(memberBody.getArguments()))
       mapping.map(arg, i < d.getIns().size()
                            ? body->getArgument(inIndex.lookup(d.getIns()[i]))
@@ -286,6 +266,44 @@ void merge(ArrayRef<DispatchOp> members) {
   }
   b.setInsertionPointToEnd(body);
   KernelReturnOp::create(b, loc);
+}
+
+/// Replaces `members` by one kernel at the last one's place. The schedule
+/// put them together: what lies between them (empty tensors and views for
+/// later members) reads none of their results.
+void merge(ArrayRef<DispatchOp> members) {
+  DispatchOp front = members.front(), last = members.back();
+  MLIRContext *ctx = last.getContext();
+  Location loc = FusedLoc::get(
+      ctx,
+      llvm::map_to_vector(members, [](DispatchOp d) { return d.getLoc(); }));
+  OpBuilder b(last);
+  int64_t size = groupSize(last);
+
+  // Operands: each input once, then every output.
+  SmallVector<Value> ins, outs;
+  llvm::SmallDenseMap<Value, unsigned> inIndex;
+  for (DispatchOp d : members)
+    for (Value v : d.getIns())
+      if (inIndex.try_emplace(v, ins.size()).second)
+        ins.push_back(v);
+  for (DispatchOp d : members)
+    llvm::append_range(outs, d.getOuts());
+
+  int64_t groups = 0;
+  for (DispatchOp d : members) {
+    auto [gx, gy, gz] = groupsOf(d);
+    groups += gx * gy * gz;
+  }
+  std::string name = (front.getKernel().split('_').first + "_merged").str();
+  auto merged = DispatchOp::create(
+      b, loc, ValueRange(outs).getTypes(), FlatSymbolRefAttr::get(ctx, name),
+      ins, outs, b.getDenseI64ArrayAttr({groups * size, 1, 1}),
+      b.getDenseI64ArrayAttr({size, 1, 1}), front.getVariants().size());
+  // No fbl.estimate: the cost model times kernels one at a time, and the
+  // members of a launch run side by side.
+  for (Region &region : merged->getRegions())
+    mergeBodies(members, region, ins, inIndex, b);
 
   unsigned resultIndex = 0;
   for (DispatchOp d : members)

@@ -33,6 +33,9 @@ inline llvm::hash_code hash_value(const GemmTile &t) {
 inline llvm::hash_code hash_value(const GemmTileClass &c) {
   return llvm::hash_combine(c.minOutputs, hash_value(c.tile));
 }
+inline llvm::hash_code hash_value(const GemmVariant &v) {
+  return llvm::hash_combine(v.storeAfterK, v.fusedMultiplyAdd);
+}
 } // namespace fbl::target
 
 #include "fbl/Dialect/FBL/IR/FBLEnums.h.inc"

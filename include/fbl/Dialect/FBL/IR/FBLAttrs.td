@@ -234,6 +234,14 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
     the size, and a batched GEMM's batches are work-groups too. `tune_gemm.py classes` derives the list from per-shape runs.
+    `gemm_variants = [[store_after_k, fma], ...]` (optional, default none;
+    the NVIDIA preset sets it) gives every local-tiled GEMM other bodies
+    with the same tile and launch: the next slice stored after
+    store_after_k k steps (a tile whose local_k is not more has no such
+    variant), and with fma 1 each multiply-add as `fma()`. The bundle lists them as the kernel's
+    `variants`; the runtime times each on the device at the first run and
+    runs the fastest, since which body the device's compiler schedules best
+    differs from GEMM to GEMM.
 
     `half_storage` (optional, default false; the Adreno and Mali presets
     set it) stores every image tensor that is not a parameter, optimizer
@@ -267,7 +275,10 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     "bool":$halfStorage,
     "::fbl::target::GemmTile":$gemmTile,
     ArrayRefParameter<"::fbl::target::GemmTileClass",
-                      "larger GEMMs' tiles by size">:$gemmTileClasses);
+                      "larger GEMMs' tiles by size">:$gemmTileClasses,
+    ArrayRefParameter<"::fbl::target::GemmVariant",
+                      "other GEMM bodies measured on the device">:
+        $gemmVariants);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

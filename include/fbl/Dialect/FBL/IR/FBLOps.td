@@ -131,6 +131,18 @@ def FBL_DispatchOp : FBL_Op<"dispatch", [IsolatedFromAbove,
       ...
     }
     ```
+
+    A kernel may carry `variants`: other bodies with the same arguments
+    that write the same results, written differently (where a local-tiled
+    GEMM stores its next slice, `fma` for its multiply-adds). Which one is
+    fastest depends on the device's compiler, so each is printed as a
+    function of its own and the runtime measures them on the device and
+    runs the fastest (docs/Kernels.md).
+
+    ```mlir
+    %r = fbl.dispatch @k0_gemm_local ins(...) outs(...) grid [...]
+        workgroup [...] { ... } variants { ... }, { ... }
+    ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
                        Variadic<AnyRankedTensor>:$ins,
@@ -138,11 +150,12 @@ def FBL_DispatchOp : FBL_Op<"dispatch", [IsolatedFromAbove,
                        DenseI64ArrayAttr:$grid,
                        DenseI64ArrayAttr:$workgroup);
   let results = (outs Variadic<AnyRankedTensor>:$results);
-  let regions = (region SizedRegion<1>:$body);
+  let regions = (region SizedRegion<1>:$body,
+                        VariadicRegion<SizedRegion<1>>:$variants);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
     `grid` $grid `workgroup` $workgroup attr-dict-with-keyword $body
-    (`->` type($results)^)?
+    (`variants` $variants^)? (`->` type($results)^)?
   }];
   let extraClassDeclaration = [{
     /// Whether the body only moves and selects values (copies, relayouts,

@@ -29,6 +29,7 @@
 #include "fbl/CostModel/KernelPlan.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -610,12 +611,14 @@ static void storeSlice(GemmKernelBuilder &gb, const LocalTile &t,
 /// Multiplies the work-item's blocks (block i of its rows at local block
 /// `ly + i * rows`, block j of its columns at `lx + j * cols`) out of buffer
 /// `buffer` of the staged tiles into `acc`, one k at a time, for the
-/// slice's k steps in [kBegin, kEnd).
+/// slice's k steps in [kBegin, kEnd); each multiply-add as fma() with
+/// `fma`.
 static void multiplyTiles(GemmKernelBuilder &gb,
                           const ::fbl::target::GemmTile &tile,
                           MutableArrayRef<Value> acc, Value lx, Value ly,
                           const LocalTile &aTile, const LocalTile &bTile,
-                          Value buffer, int64_t kBegin, int64_t kEnd) {
+                          Value buffer, int64_t kBegin, int64_t kEnd,
+                          bool fma) {
   const GemmMatch &g = gb.g;
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
@@ -641,8 +644,13 @@ static void multiplyTiles(GemmKernelBuilder &gb,
           for (int64_t q = 0; q < 4; ++q) {
             Value &sum = acc[(i * itemBlocks + j) * 16 + r * 4 + q];
             Value x = aRows[i][r], y = bRows[j][q];
-            Value p = g.aFirst ? arith::MulFOp::create(b, loc, x, y)
-                               : arith::MulFOp::create(b, loc, y, x);
+            if (!g.aFirst)
+              std::swap(x, y);
+            if (fma) {
+              sum = math::FmaOp::create(b, loc, x, y, sum);
+              continue;
+            }
+            Value p = arith::MulFOp::create(b, loc, x, y);
             sum = arith::AddFOp::create(b, loc, sum, p);
           }
   }
@@ -652,11 +660,13 @@ static void multiplyTiles(GemmKernelBuilder &gb,
 /// tiles of C, itemBlocks^2 blocks per work-item. Slices of A and B go
 /// through two local buffers: while a slice is multiplied out of one, each
 /// work-item has already issued its reads of the next slice, which it
-/// stores into the other; one barrier a slice.
+/// stores into the other; one barrier a slice. `code` says where the
+/// stores stand and whether multiply-adds are fma().
 static DispatchOp
 buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
                     const std::optional<GemmEpilogue> &epilogue,
-                    const ::fbl::target::GemmTile &tile, TargetAttr target,
+                    const ::fbl::target::GemmTile &tile,
+                    const ::fbl::target::GemmVariant &code, TargetAttr target,
                     unsigned &counter) {
   OpBuilder builder(op);
   GemmKernelBuilder gb(builder, op.getLoc(), target, match, epilogue);
@@ -742,21 +752,72 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
     // multiplication. Where they stand bounds how far the device's compiler
     // can sink the reads above towards them (past the multiplication, which
     // leaves their latency exposed).
-    int64_t storeAt = tile.storeAfterK ? tile.storeAfterK : tile.localK;
-    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current, 0, storeAt);
+    bool fma = code.fusedMultiplyAdd;
+    int64_t storeAt = code.storeAfterK ? code.storeAfterK : tile.localK;
+    multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current, 0, storeAt,
+                  fma);
     storeSlice(gb, aTile, aStaged, next);
     storeSlice(gb, bTile, bStaged, next);
     multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, current, storeAt,
-                  tile.localK);
+                  tile.localK, fma);
     BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
   // The last slice.
   SmallVector<Value> acc(loop.getResults());
   multiplyTiles(gb, tile, acc, lx, ly, aTile, bTile, ad.c((slices - 1) % 2), 0,
-                tile.localK);
+                tile.localK, code.fusedMultiplyAdd);
   gb.storeBlocks(acc, mBlocks, nBlocks, at, tile.tileM(), tile.tileN());
   return kb.end();
+}
+
+/// The local-tiled kernel with the target's `gemm_variants` as variants
+/// (each once, none the same as the tile's own body, none storing after the
+/// tile's slice): every body is built as a dispatch of its own, then they
+/// become one dispatch's regions.
+static DispatchOp
+buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
+                            const std::optional<GemmEpilogue> &epilogue,
+                            const ::fbl::target::GemmTile &tile,
+                            TargetAttr target, unsigned &counter) {
+  ::fbl::target::GemmVariant own{tile.storeAfterK, false};
+  DispatchOp main =
+      buildLocalTiledGemm(op, match, epilogue, tile, own, target, counter);
+  SmallVector<::fbl::target::GemmVariant> codes = {own};
+  SmallVector<DispatchOp> others;
+  for (const ::fbl::target::GemmVariant &code : target.getGemmVariants()) {
+    if (llvm::is_contained(codes, code) || code.storeAfterK >= tile.localK)
+      continue;
+    codes.push_back(code);
+    unsigned unused = counter;
+    DispatchOp other =
+        buildLocalTiledGemm(op, match, epilogue, tile, code, target, unused);
+    // The same code path collects the same inputs in the same order.
+    assert(llvm::equal(other.getIns(), main.getIns()) &&
+           "a GEMM variant reads other inputs");
+    others.push_back(other);
+  }
+  if (others.empty())
+    return main;
+  OpBuilder b(main);
+  auto dispatch = DispatchOp::create(b, main.getLoc(), main.getResultTypes(),
+                                     main.getKernelAttr(), main.getIns(),
+                                     main.getOuts(), main.getGridAttr(),
+                                     main.getWorkgroupAttr(), others.size());
+  dispatch.getBody().takeBody(main.getBody());
+  for (auto [variant, other] : llvm::zip_equal(dispatch.getVariants(), others))
+    variant.takeBody(other.getBody());
+  main->replaceAllUsesWith(dispatch);
+  main->erase();
+  for (DispatchOp other : others) {
+    SmallVector<Operation *> outs = llvm::map_to_vector(
+        other.getOuts(), [](Value v) { return v.getDefiningOp(); });
+    other->erase();
+    for (Operation *empty : outs)
+      if (empty && empty->use_empty())
+        empty->erase();
+  }
+  return dispatch;
 }
 
 FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
@@ -768,7 +829,8 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
   DispatchOp dispatch;
   if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target))
-    dispatch = buildLocalTiledGemm(op, *g, epilogue, *tile, target, counter);
+    dispatch =
+        buildLocalTiledGemmVariants(op, *g, epilogue, *tile, target, counter);
   else
     dispatch = buildRegisterTiledGemm(op, *g, epilogue, target, counter);
   if (epilogue) {

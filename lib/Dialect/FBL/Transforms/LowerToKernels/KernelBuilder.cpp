@@ -136,10 +136,11 @@ void KernelBuilder::begin(StringRef name,
     wg[d] = d < workgroup.size() ? workgroup[d] : preferred[d];
     grid[d] = llvm::alignTo(items[d], wg[d]);
   }
-  dispatch = DispatchOp::create(b, loc, ValueRange(outs).getTypes(),
-                                FlatSymbolRefAttr::get(b.getContext(), name),
-                                ins, outs, b.getDenseI64ArrayAttr(grid),
-                                b.getDenseI64ArrayAttr(wg));
+  dispatch =
+      DispatchOp::create(b, loc, ValueRange(outs).getTypes(),
+                         FlatSymbolRefAttr::get(b.getContext(), name), ins,
+                         outs, b.getDenseI64ArrayAttr(grid),
+                         b.getDenseI64ArrayAttr(wg), /*variantsCount=*/0);
   Block *body = new Block();
   dispatch.getBody().push_back(body);
   for (Value v : ins)
