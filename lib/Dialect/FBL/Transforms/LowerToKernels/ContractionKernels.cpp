@@ -771,6 +771,16 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   return kb.end();
 }
 
+/// Erases `d`, a dispatch no one reads, and the empty tensors it wrote.
+static void eraseWithOuts(DispatchOp d) {
+  SmallVector<Operation *> outs = llvm::map_to_vector(
+      d.getOuts(), [](Value v) { return v.getDefiningOp(); });
+  d->erase();
+  for (Operation *empty : outs)
+    if (empty && empty->use_empty())
+      empty->erase();
+}
+
 /// The local-tiled kernel with the target's `gemm_variants` as variants
 /// (each once, none the same as the tile's own body, none storing after the
 /// tile's slice): every body is built as a dispatch of its own, then they
@@ -792,11 +802,17 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
     unsigned unused = counter;
     DispatchOp other =
         buildLocalTiledGemm(op, match, epilogue, tile, code, target, unused);
-    // The same code path collects the same inputs in the same order.
-    assert(llvm::equal(other.getIns(), main.getIns()) &&
-           "a GEMM variant reads other inputs");
     others.push_back(other);
   }
+  // The same code path collects the same inputs in the same order; a body
+  // whose arguments would mean other tensors is no variant (never built so
+  // far, but a variant must not read the wrong tensor).
+  llvm::erase_if(others, [&](DispatchOp other) {
+    if (llvm::equal(other.getIns(), main.getIns()))
+      return false;
+    eraseWithOuts(other);
+    return true;
+  });
   if (others.empty())
     return main;
   OpBuilder b(main);
@@ -807,16 +823,11 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
   dispatch.getBody().takeBody(main.getBody());
   for (auto [variant, other] : llvm::zip_equal(dispatch.getVariants(), others))
     variant.takeBody(other.getBody());
+  dispatch->setDiscardableAttrs(main->getDiscardableAttrDictionary());
   main->replaceAllUsesWith(dispatch);
   main->erase();
-  for (DispatchOp other : others) {
-    SmallVector<Operation *> outs = llvm::map_to_vector(
-        other.getOuts(), [](Value v) { return v.getDefiningOp(); });
-    other->erase();
-    for (Operation *empty : outs)
-      if (empty && empty->use_empty())
-        empty->erase();
-  }
+  for (DispatchOp other : others)
+    eraseWithOuts(other);
   return dispatch;
 }
 
