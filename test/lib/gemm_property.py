@@ -5,8 +5,10 @@ operand layouts (channel-packed, 4x4 R-Tiles), C starting at zero or at an
 input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
 gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
 or slice within an eighth; blocks staged either way; the next slice stored
-after the multiplication or inside it), each GEMM (benchmarks/gen_gemm.py) lowered, run
-with fbl-run on random inputs and compared with numpy's product in float64.
+after the multiplication or inside it; random gemm_variants, each variant run
+too), each GEMM (benchmarks/gen_gemm.py) lowered, run with fbl-run on random
+inputs (once per variant, FBL_KERNEL_VARIANTS=N) and compared with numpy's
+product in float64.
 
   gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device SEL]
 
@@ -14,6 +16,7 @@ Prints one line per case and "GEMM PROPERTY PASS" when every case is within
 rtol 1e-4 of the largest product (fp32 sums of up to K terms).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -64,7 +67,11 @@ def case(rng):
     m = inside_texel(rng, covered(rng, 4 * tile[3] * tile[1], 3))
     n = inside_texel(rng, covered(rng, 4 * tile[0] * tile[1], 3))
     k = inside_texel(rng, covered(rng, tile[2], 8))
-    return form, layout, init, (m, n, k), tile
+    # Other bodies [store_after_k, fma]: some the tile's own or storing past
+    # its slice, which the compiler leaves out.
+    variants = [(int(rng.integers(0, base[2] + 4)), int(rng.integers(2)))
+                for _ in range(int(rng.integers(0, 3)))]
+    return form, layout, init, (m, n, k), (tile, variants)
 
 
 def main():
@@ -78,19 +85,23 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for c in range(args.cases):
-            form, layout, init, (m, n, k), tile = case(rng)
+            form, layout, init, (m, n, k), local = case(rng)
+            tile, variants = local or (None, [])
             ir = subprocess.run(
                 [sys.executable, GEN_GEMM, str(m), str(n), str(k), form, layout,
                  "pocl-cpu", "local" if tile else "register", init],
                 capture_output=True, text=True, check=True).stdout
             if tile:
-                ir = ir.replace("local_tiled_gemm = true",
-                                "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d]" % tile)
+                ir = ir.replace(
+                    "local_tiled_gemm = true",
+                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d]" % tile
+                    + ", gemm_variants = [%s]" % ", ".join("[%d, %d]" % v for v in variants))
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%d, %d, %d, %d, %d, %d]" % tile if tile else "register")
+                "tile [%d, %d, %d, %d, %d, %d]" % tile if tile else "register") + (
+                " variants %s" % [list(v) for v in variants] if variants else "")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")
                 failed += 1
@@ -112,24 +123,34 @@ def main():
             for i, x in enumerate([a, b] + ([c0] if init == "input" else [])):
                 np.save(os.path.join(tmp, f"arg{i}.npy"), x)
                 inputs += ["--input", f"arg{i}=" + os.path.join(tmp, f"arg{i}.npy")]
-            out = os.path.join(tmp, f"out{c}")
-            run = subprocess.run(
-                [os.path.join(args.fbl_bin, "fbl-run"), bundle]
-                + (["--device", args.device] if args.device else [])
-                + inputs + ["--output-dir", out],
-                capture_output=True, text=True)
-            if run.returncode:
-                print(f"FAIL {name}: {run.stderr.strip()}")
-                failed += 1
-                continue
-            got = np.load(os.path.join(out, "result0.npy"))
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                built = max([len(kern.get("variants", []))
+                             for kern in json.load(f)["kernels"]] or [0])
             aa = a.T if form[0] == "t" else a
             bb = b.T if form[1] == "t" else b
             want = c0.astype(np.float64) + aa.astype(np.float64) @ bb.astype(np.float64)
-            err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
-            ok = err <= 1e-4
+            # The kernel's function, then each variant the compiler built.
+            errors = []
+            for v in range(built + 1):
+                out = os.path.join(tmp, f"out{c}-{v}")
+                run = subprocess.run(
+                    [os.path.join(args.fbl_bin, "fbl-run"), bundle]
+                    + (["--device", args.device] if args.device else [])
+                    + inputs + ["--output-dir", out],
+                    capture_output=True, text=True,
+                    env=dict(os.environ, FBL_KERNEL_VARIANTS=str(v)))
+                if run.returncode:
+                    errors.append(None)
+                    print(f"FAIL {name} (variant {v}): {run.stderr.strip()}")
+                    continue
+                got = np.load(os.path.join(out, "result0.npy"))
+                errors.append(float(np.abs(got - want).max()
+                                    / max(np.abs(want).max(), 1e-30)))
+            ok = all(e is not None and e <= 1e-4 for e in errors)
             failed += not ok
-            print(f"{'ok' if ok else 'FAIL'} {name}: max error {err:.2e} of the largest")
+            shown = ", ".join("-" if e is None else f"{e:.2e}" for e in errors)
+            print(f"{'ok' if ok else 'FAIL'} {name}: max error {shown} of the largest"
+                  + (f" ({built} variants)" if built else ""))
     if failed:
         sys.exit(f"{failed} of {args.cases} GEMMs wrong")
     print("GEMM PROPERTY PASS")

@@ -157,12 +157,14 @@ TEST_F(LayoutEncodingTest, DescribedDevicesParseBack) {
     EXPECT_EQ(t.getLocalTiledGemm(), p.getLocalTiledGemm());
     EXPECT_EQ(t.getExecution(), p.getExecution());
     EXPECT_EQ(t.getDescription().execution, preset.execution);
+    EXPECT_EQ(t.getGemmTileClasses(), p.getGemmTileClasses());
+    EXPECT_EQ(t.getGemmVariants(), p.getGemmVariants());
   }
 }
 
-// Random GEMM tiles the verifier takes, as the runtime prints them
-// (tileText) and as the dialect prints them: both parse back to the same
-// tile and classes, every field included.
+// Random GEMM tiles and variants the verifier takes, as the runtime prints
+// them (tileText, variantsText) and as the dialect prints them: both parse
+// back to the same tile, classes and variants, every field included.
 TEST_F(LayoutEncodingTest, GemmTilesParseBack) {
   std::mt19937 rng(7);
   auto pick = [&](int64_t lo, int64_t hi) {
@@ -188,11 +190,15 @@ TEST_F(LayoutEncodingTest, GemmTilesParseBack) {
     d.maxWorkgroupSize = 1024;
     d.gemmTile = randomTile();
     d.gemmTileClasses = {{int64_t(1) << 20, randomTile()}};
+    d.gemmVariants.clear();
+    for (int64_t v = pick(0, 3); v > 0; --v)
+      d.gemmVariants.push_back({pick(0, 64), pick(0, 1) == 1});
     std::string text = ::fbl::target::printAttribute(d);
     auto t = dyn_cast_or_null<TargetAttr>(parseAttribute(text, &context));
     ASSERT_TRUE(t) << text;
     EXPECT_EQ(t.getDescription().gemmTile, d.gemmTile) << text;
     EXPECT_EQ(t.getDescription().gemmTileClasses, d.gemmTileClasses) << text;
+    EXPECT_EQ(t.getDescription().gemmVariants, d.gemmVariants) << text;
     EXPECT_EQ(parseAttribute(str(t), &context), Attribute(t)) << str(t);
   }
 }
