@@ -29,7 +29,7 @@ run=$stage/bin/fbl-run
     $run "$d" --compare "${d%-f32}-f16" --device gpu --random-inputs 1 \
       --rounds 5 --iterations 20 | grep -v "rounds (ms)"
     $run "$d" --device gpu --random-inputs 1 --iterations 5 --profile |
-      awk '/^k[0-9]+_/ {n++} END {print "kernels per step:", n}'
+      awk '/^k[0-9]+_/ && !/ runs variant / {n++} END {print "kernels per step:", n}'
     case $name in
       mlp-*) set -- ${name#mlp-}; dims=${1//x/ }
              python3 benchmarks/step_torch.py mlp $dims --optimizer sgd ;;
