@@ -24,7 +24,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 # ICD loader and the drivers read: the suite runs on another implementation
 # with `FBL_DEVICE=rusticl RUSTICL_ENABLE=llvmpipe lit build/test`.
 llvm_config.with_system_environment(
-    ["FBL_DEVICE", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "RUSTICL_ENABLE"])
+    ["FBL_DEVICE", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "RUSTICL_ENABLE",
+     "FBL_TEST_GEMM_VARIANTS"])
 llvm_config.use_default_substitutions()
 
 # Tools come from the build tree first, then LLVM's bin (FileCheck, not, ...).

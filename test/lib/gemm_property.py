@@ -71,6 +71,10 @@ def case(rng):
     # its slice, which the compiler leaves out.
     variants = [(int(rng.integers(0, base[2] + 4)), int(rng.integers(2)))
                 for _ in range(int(rng.integers(0, 3)))]
+    # FBL_TEST_GEMM_VARIANTS replaces them, as in e2e_check.py (the rusticl
+    # run leaves out fma(), which llvmpipe compiles for minutes).
+    if os.environ.get("FBL_TEST_GEMM_VARIANTS"):
+        variants = [tuple(v) for v in json.loads(os.environ["FBL_TEST_GEMM_VARIANTS"])]
     return form, layout, init, (m, n, k), (tile, variants)
 
 
