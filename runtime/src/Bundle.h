@@ -58,6 +58,8 @@ struct Kernel {
     return c ? variants[c - 1] : function;
   }
   cl_kernel launched() const { return candidates[chosen]; }
+  /// Runs candidate `c`, or the function where it has no such candidate.
+  void choose(size_t c) { chosen = c < candidates.size() ? c : 0; }
   std::vector<int64_t> args;
   size_t grid[3], workgroup[3];
   double profiledMs = 0.0;

@@ -427,7 +427,7 @@ void fbl_session::chooseVariants() {
                   "every launch's function), got '" +
                   mode + "'");
     for (Kernel &k : kernels)
-      k.chosen = forced < k.candidates.size() ? forced : 0;
+      k.choose(forced);
     return;
   }
   if (most == 0)
@@ -472,7 +472,7 @@ void fbl_session::chooseVariants() {
   for (int round = 0; round < kRounds; ++round)
     for (size_t c = 0; c <= most; ++c) {
       for (Kernel &k : kernels)
-        k.chosen = c < k.candidates.size() ? c : 0;
+        k.choose(c);
       std::vector<double> times = stepTimes();
       for (size_t k = 0; k < kernels.size(); ++k)
         if (c < kernels[k].candidates.size())

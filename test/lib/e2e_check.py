@@ -164,8 +164,7 @@ def run_bundle(fbl_run, bundle, inputs, tmp, device="", variant=0):
         f = os.path.join(tmp, f"arg{i}.npy")
         np.save(f, np.array(vals, dtype=numpy_dtype(elem)).reshape(dims))
         cmd += ["--input", f"arg{i}={f}"]
-    os.environ["FBL_KERNEL_VARIANTS"] = str(variant)
-    run_out = gradcheck.run(cmd)
+    run_out = gradcheck.run(cmd, env=dict(os.environ, FBL_KERNEL_VARIANTS=str(variant)))
     results = []
     j = 0
     while os.path.exists(os.path.join(out_dir, f"result{j}.npy")):

@@ -25,6 +25,8 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import e2e_check  # noqa: E402
 GEN_GEMM = os.path.join(HERE, "..", "..", "benchmarks", "gen_gemm.py")
 # [group_items (along n), item_blocks, local_k, group_rows (along m)]: square
 # and tall or wide groups, slices whose units split evenly over the
@@ -127,9 +129,7 @@ def main():
             for i, x in enumerate([a, b] + ([c0] if init == "input" else [])):
                 np.save(os.path.join(tmp, f"arg{i}.npy"), x)
                 inputs += ["--input", f"arg{i}=" + os.path.join(tmp, f"arg{i}.npy")]
-            with open(os.path.join(bundle, "manifest.json")) as f:
-                built = max([len(kern.get("variants", []))
-                             for kern in json.load(f)["kernels"]] or [0])
+            built = e2e_check.most_variants(bundle)
             aa = a.T if form[0] == "t" else a
             bb = b.T if form[1] == "t" else b
             want = c0.astype(np.float64) + aa.astype(np.float64) @ bb.astype(np.float64)

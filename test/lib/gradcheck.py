@@ -25,8 +25,8 @@ import sys
 import tempfile
 
 
-def run(cmd, stdin=None):
-    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+def run(cmd, stdin=None, env=None):
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.stderr.write(f"command failed ({p.returncode}): {' '.join(cmd)}\n")
         sys.stderr.write(p.stderr[-6000:])

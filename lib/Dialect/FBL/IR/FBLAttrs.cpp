@@ -613,6 +613,27 @@ static std::optional<::fbl::target::GemmTile> gemmTileOf(ArrayRef<int64_t> v) {
                                  v.size() >= 6 ? v[5] : 0};
 }
 
+/// `[n, n, ...]` into `values`.
+static ParseResult parseIntegerList(AsmParser &parser,
+                                    SmallVectorImpl<int64_t> &values) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+    return parser.parseInteger(values.emplace_back());
+  });
+}
+
+/// `[[n, ...], [n, ...], ...]`, each inner list handed to `entry`.
+static ParseResult
+parseIntegerLists(AsmParser &parser,
+                  function_ref<ParseResult(ArrayRef<int64_t>)> entry) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        [&]() -> ParseResult {
+                                          SmallVector<int64_t> values;
+                                          if (parseIntegerList(parser, values))
+                                            return failure();
+                                          return entry(values);
+                                        });
+}
+
 Attribute TargetAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
@@ -663,9 +684,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                                    : halfStorage) = b == "true";
     } else if (key == "gemm_tile") {
       SmallVector<int64_t> v;
-      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            return parser.parseInteger(v.emplace_back());
-          }))
+      if (parseIntegerList(parser, v))
         return {};
       if (!(tile = gemmTileOf(v))) {
         parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
@@ -675,52 +694,35 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       }
     } else if (key == "gemm_tile_classes") {
       hasClasses = true;
-      if (parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                SmallVector<int64_t> c;
-                if (parser.parseCommaSeparatedList(
-                        AsmParser::Delimiter::Square, [&]() {
-                          return parser.parseInteger(c.emplace_back());
-                        }))
-                  return failure();
-                std::optional<::fbl::target::GemmTile> t;
-                if (!c.empty())
-                  t = gemmTileOf(ArrayRef<int64_t>(c).drop_front());
-                if (!t)
-                  return ParseResult(parser.emitError(
-                      keyLoc,
-                      "gemm_tile_classes needs [min_outputs, "
-                      "group_items, item_blocks, local_k(, group_rows(, "
-                      "swizzle(, store_after_k)))] entries, swizzle 0 or "
-                      "1"));
-                classes.push_back({c[0], *t});
-                return success();
-              }))
+      if (parseIntegerLists(parser, [&](ArrayRef<int64_t> c) -> ParseResult {
+            std::optional<::fbl::target::GemmTile> t;
+            if (!c.empty())
+              t = gemmTileOf(c.drop_front());
+            if (!t)
+              return parser.emitError(
+                  keyLoc, "gemm_tile_classes needs [min_outputs, "
+                          "group_items, item_blocks, local_k(, group_rows(, "
+                          "swizzle(, store_after_k)))] entries, swizzle 0 or "
+                          "1");
+            classes.push_back({c[0], *t});
+            return success();
+          }))
         return {};
     } else if (key == "gemm_variants") {
       hasVariants = true;
-      if (parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                SmallVector<int64_t> v;
-                if (parser.parseCommaSeparatedList(
-                        AsmParser::Delimiter::Square, [&]() {
-                          return parser.parseInteger(v.emplace_back());
-                        }))
-                  return failure();
-                if (v.size() != 2 || (v[1] != 0 && v[1] != 1))
-                  return ParseResult(parser.emitError(
-                      keyLoc, "gemm_variants needs [store_after_k, fma] "
-                              "entries, fma 0 or 1"));
-                variants.push_back({v[0], v[1] == 1});
-                return success();
-              }))
+      if (parseIntegerLists(parser, [&](ArrayRef<int64_t> v) -> ParseResult {
+            if (v.size() != 2 || (v[1] != 0 && v[1] != 1))
+              return parser.emitError(keyLoc,
+                                      "gemm_variants needs [store_after_k, "
+                                      "fma] entries, fma 0 or 1");
+            variants.push_back({v[0], v[1] == 1});
+            return success();
+          }))
         return {};
     } else if (key == "cache_line_texels" || key == "preferred_workgroup") {
       SmallVector<int64_t> &dst = key == "cache_line_texels" ? line : wg;
       (key == "cache_line_texels" ? hasLine : hasWg) = true;
-      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            return parser.parseInteger(dst.emplace_back());
-          }))
+      if (parseIntegerList(parser, dst))
         return {};
     } else {
       parser.emitError(keyLoc, "unknown target field '") << key << "'";

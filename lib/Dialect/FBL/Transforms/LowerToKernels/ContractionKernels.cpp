@@ -802,17 +802,15 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
     unsigned unused = counter;
     DispatchOp other =
         buildLocalTiledGemm(op, match, epilogue, tile, code, target, unused);
+    // The same code path collects the same inputs in the same order; a body
+    // whose arguments would mean other tensors is no variant (never built
+    // so far, but a variant must not read the wrong tensor).
+    if (!llvm::equal(other.getIns(), main.getIns())) {
+      eraseWithOuts(other);
+      continue;
+    }
     others.push_back(other);
   }
-  // The same code path collects the same inputs in the same order; a body
-  // whose arguments would mean other tensors is no variant (never built so
-  // far, but a variant must not read the wrong tensor).
-  llvm::erase_if(others, [&](DispatchOp other) {
-    if (llvm::equal(other.getIns(), main.getIns()))
-      return false;
-    eraseWithOuts(other);
-    return true;
-  });
   if (others.empty())
     return main;
   OpBuilder b(main);
