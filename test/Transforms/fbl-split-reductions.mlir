@@ -463,3 +463,84 @@ func.func @short_bias_gradient_h200(%dy: tensor<2x640x16x16xf32>, %init: tensor<
   return %s : tensor<640xf32>
 }
 }
+
+// -----
+
+// A loss over 2048x4: the partial stage's rows are short, but its 2048
+// partial results are one row that a single work-item would walk. That
+// second stage splits as a row (32 chunks of 64: the largest divisor up to
+// the square root that leaves whole texels), then the 32 into the init.
+// CHECK-LABEL: func.func @tall_loss
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0 : tensor<2048x4xf32>) outs(%{{.*}} : tensor<2048xf32>)
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [32, 64] {fbl.reduction_chunks} : tensor<2048xf32> into tensor<32x64xf32>
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[X]] : tensor<32x64xf32>) outs(%{{.*}} : tensor<32xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[C]] : tensor<32xf32>) outs(%arg1 : tensor<f32>)
+// CHECK: return %[[T]]
+// SHORT-LABEL: func.func @tall_loss
+// UNMODELLED-LABEL: func.func @tall_loss
+// SHORT-NOT: tensor.expand_shape
+// SHORT: iterator_types = ["reduction"]{{.*}} ins(%{{.*}} : tensor<2048xf32>) outs(%arg1 : tensor<f32>)
+func.func @tall_loss(%x: tensor<2048x4xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                       iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<2048x4xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A vector of 3000 summed into a scalar (a loss over a flattened tensor):
+// one row, split into 50 chunks of 60 (3000 = 2^3 x 3 x 5^3: 50 is the
+// largest divisor up to its root leaving whole texels); the body's index
+// of the row becomes chunk * 60 + offset.
+// CHECK-LABEL: func.func @vector_sum
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [50, 60] {fbl.reduction_chunks} : tensor<3000xf32> into tensor<50x60xf32>
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[X]] : tensor<50x60xf32>) outs(%{{.*}} : tensor<50xf32>)
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[O:.*]] = linalg.index 1
+// CHECK: %[[W:.*]] = arith.constant 60 : index
+// CHECK: %[[S:.*]] = arith.muli %[[I]], %[[W]]
+// CHECK: arith.addi %[[S]], %[[O]]
+// CHECK: %[[T:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[C]] : tensor<50xf32>) outs(%arg1 : tensor<f32>)
+// CHECK: return %[[T]]
+// SHORT-LABEL: func.func @vector_sum
+// SHORT-NOT: tensor.expand_shape
+func.func @vector_sum(%x: tensor<3000xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%x : tensor<3000xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %fi = arith.sitofp %ii : i32 to f32
+    %w = arith.mulf %v, %fi : f32
+    %r = arith.addf %acc, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A dot product of 4096 is a contraction with no output dim, which the GEMM
+// kernels do not take as a split's first stage: it stays whole.
+// CHECK-LABEL: func.func @dot
+// CHECK-NOT: tensor.expand_shape
+// CHECK: iterator_types = ["reduction"]
+// CHECK-NOT: linalg.generic
+func.func @dot(%a: tensor<4096xf32>, %b: tensor<4096xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%a, %b : tensor<4096xf32>, tensor<4096xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
