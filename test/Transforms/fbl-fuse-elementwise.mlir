@@ -227,3 +227,114 @@ func.func @split_stays(%x: tensor<8xf32>) -> tensor<2x4xf32> {
   } -> tensor<2x4xf32>
   return %s : tensor<2x4xf32>
 }
+
+// -----
+
+// A softmax's `exp(x - max)` read by the row sum and by the normalization:
+// it reads one tensor of its size (x) and the row maxima, broadcast, so each
+// reader computes it again from x instead of reading it back. Two ops stay,
+// each reading x and the maxima, each with its own exp.
+// CHECK-LABEL: func.func @recomputed
+// CHECK: %[[S:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0, %arg1 : tensor<4x16xf32>, tensor<4xf32>)
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %arg1, %[[S]] : tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[P]]
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @recomputed(%x: tensor<4x16xf32>, %m: tensor<4xf32>) -> tensor<4x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%v: f32, %mx: f32, %o: f32):
+    %d = arith.subf %v, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %se = tensor.empty() : tensor<4xf32>
+  %s0 = linalg.fill ins(%z : f32) outs(%se : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%ex : tensor<4x16xf32>) outs(%s0 : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %s : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %r = arith.divf %v, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  return %p : tensor<4x16xf32>
+}
+
+// -----
+
+// A producer of two tensors of its size (a residual sum) read twice: each
+// reader computing it again would read both, more than the one result it
+// reads now. It stays an op of its own.
+// CHECK-LABEL: func.func @two_whole_inputs
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 :
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[A]] :
+// CHECK: linalg.generic {{.*}} ins(%[[A]] :
+#id1 = affine_map<(i) -> (i)>
+func.func @two_whole_inputs(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %r = arith.addf %u, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %c = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %b, %c : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A GELU read by the next layer's matmul and by its own backward: the
+// matmul cannot take it (a contraction's body stays acc + a * b), so it is
+// stored once and both read it.
+// CHECK-LABEL: func.func @read_by_matmul
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK: math.erf
+// CHECK: linalg.matmul ins(%[[G]], %arg1 :
+// CHECK: linalg.generic {{.*}} ins(%[[G]] :
+#id = affine_map<(i, j) -> (i, j)>
+func.func @read_by_matmul(%h: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.erf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y = linalg.matmul ins(%g, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  return %y, %d : tensor<4x4xf32>, tensor<4x4xf32>
+}

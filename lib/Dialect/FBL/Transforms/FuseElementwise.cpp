@@ -6,8 +6,15 @@
 //  - contractions are never a fusion consumer (their body stays acc + a * b,
 //    which the register-tiled GEMM kernel requires);
 //  - a producer is fused only into its single user, so values read twice
-//    (forward activations the backward pass re-reads) stay materialized and
-//    nothing is computed twice.
+//    (forward activations the backward pass re-reads) stay materialized;
+//  - except where computing it again costs less than storing it: an
+//    elementwise producer that reads at most one tensor of its own size
+//    (the rest broadcast, as a softmax's `exp(x - max)` reads x and the
+//    row maxima) and whose every reader fuses it is copied into each
+//    reader, which then reads that tensor instead of the producer's result
+//    (as many reads, and the producer's write and kernel saved). ViT-B/16's
+//    attention wrote `exp(x - max)` (384 x 197 x 197) for the row sum and
+//    the normalization to read back.
 // Upstream fuses into linalg.generic consumers only, so named elementwise
 // ops (the linalg.add that sums two gradient contributions, a residual
 // add) are generalized first: ViT-B/16's full step had 97 such adds, each
@@ -42,6 +49,32 @@ static bool shouldFuse(OpOperand *fusedOperand) {
   if (linalg::isaContractionOpInterface(consumer))
     return false;
   return fusedOperand->get().hasOneUse();
+}
+
+/// Whether `op` is worth computing again in each of its readers rather
+/// than once: an elementwise generic of one result that reads at most one
+/// tensor of its result's size (a permutation map; others are broadcast
+/// along some dim), each of whose readers is a generic in its block that
+/// upstream fusion can fuse it into.
+static bool cheaperToRecompute(linalg::GenericOp op) {
+  if (op->getNumResults() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      op->getResult(0).hasOneUse() || op->getResult(0).use_empty())
+    return false;
+  unsigned whole = 0;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<RankedTensorType>(in->get().getType()) &&
+        op.getMatchingIndexingMap(in).isPermutation())
+      ++whole;
+  if (whole > 1)
+    return false;
+  return llvm::all_of(op->getResult(0).getUses(), [&](OpOperand &use) {
+    auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return reader && reader->getBlock() == op->getBlock() &&
+           !linalg::isaContractionOpInterface(
+               cast<linalg::LinalgOp>(reader.getOperation())) &&
+           linalg::areElementwiseOpsFusable(&use);
+  });
 }
 
 /// Whether `reshape` only adds or drops unit dims: every reassociation group
@@ -96,11 +129,31 @@ struct GeneralizeNamedElementwise
   }
 };
 
+/// Gives every reader but the first of a producer cheaperToRecompute finds
+/// a copy of its own, which then fuses into that reader alone.
+struct CopyCheapProducer : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!cheaperToRecompute(op))
+      return failure();
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      Operation *copy = rewriter.clone(*op);
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(copy->getResult(0)); });
+    }
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : public mlir::fbl::impl::FBLFuseElementwisePassBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<GeneralizeNamedElementwise>(&getContext());
+    patterns.add<GeneralizeNamedElementwise, CopyCheapProducer>(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
                                                        shouldCollapse);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);

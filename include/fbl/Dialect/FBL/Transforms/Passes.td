@@ -211,8 +211,21 @@ def FBLFuseElementwisePass
     the `[N]` reduction and its `[N]` broadcast) is collapsed to the
     reshapes' source first (upstream's fold-by-collapsing patterns), so the
     reshapes cancel and the op fuses: each such pair had become a relayout
-    there and back (the tiny ViT's step: 60 relayouts to 20). The training
-    pipeline runs it
+    there and back (the tiny ViT's step: 60 relayouts to 20).
+
+    A producer read more than once is copied into each reader instead where
+    computing it again costs less than storing it: it is elementwise, reads
+    at most one tensor of its own size (a permutation map; the others are
+    broadcast along some dim), and every reader is a non-contraction
+    generic that upstream fusion takes. Each reader then reads that tensor
+    where it read the result (as many reads), and the producer's write and
+    kernel are gone. A softmax's `exp(x - max)`, read by the row sum and by
+    the normalization, is such a producer (ViT-B/16 wrote 384 x 197 x 197 of
+    them a layer), as is a norm's `(x - mean) * rstd` read by the scale and
+    by the backward pass's sums. A producer of two tensors of its size (a
+    residual sum) stays: copies would read both.
+
+    The training pipeline runs it
     after fbl-decompose-aggregates, before classification and layout
     selection, so layouts are chosen for the fused graph.
 
@@ -284,6 +297,18 @@ def FBLSplitReductionsPass
     iterations: a mean-square loss over 512x2048 was 128 work-items each
     walking 2048 elements of two tensors, a third of an MLP's training step
     on the H200.
+
+    The second stage of a whole-tensor reduction is itself one row: the
+    vector of partial results reduced into the scalar, which a single
+    work-item would walk. It splits as a row does (from `min-row-length`
+    iterations, or `min-modelled-row-length` where the target's model
+    finds it faster), as does any vector reduced into a scalar (a loss
+    over a flattened tensor); a single row's partial stage is then
+    partial[C], and its second stage C values. A dot product (a
+    contraction with no output dim) stays whole. A mean-square loss over
+    2048 x 2048 ended in one work-item summing 2048 partial sums, 34 us on
+    the H200, as long as the rest of the loss; split, 64 chunks of 32 and
+    then the 64.
 
     Likewise a reduction of few rows (at most `max-rows` iterations of its
     parallel loops) along one long loop (at least `min-row-length`): each
