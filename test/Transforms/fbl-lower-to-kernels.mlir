@@ -125,8 +125,9 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK:           math.fma
 // CHECK:         } -> tensor<64x64xf32, #fbl.channel_packed<packed = 1>>
 //
-// The preset's gemm_variants follow the body: of [[8, 0], [0, 1]], stores
-// after 8 k steps are this tile's own (local_k 8), so one variant: fma().
+// The preset's gemm_variants follow the body: of [[8, 0], [0, 1], [12, 0]],
+// stores after 8 k steps are this tile's own (local_k 8) and after 12 past
+// its slice, so one variant: fma().
 
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>

@@ -177,16 +177,18 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
 // -----
 
 // Kernels merge only with kernels of as many variants. The 4096-element
-// GEMM takes gemm_tile, with both variants; the 16384-element one the
-// class's tile, the same but for its stores after 8 k steps, which make the
-// variant [8, 0] its own body: one variant. Two launches.
+// GEMM takes gemm_tile, with the preset's three variants; the 16384-element
+// one the class's tile, the same but for its stores after 8 k steps, which
+// make the variant [8, 0] its own body: two variants. Two launches.
 // CHECK-LABEL: func.func @gemms_of_other_variants
 // CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local
 // CHECK: } variants {
 // CHECK: }, {
+// CHECK: }, {
 // CHECK: } -> tensor<64x64xf32
 // CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local
 // CHECK: } variants {
+// CHECK: }, {
 // CHECK-NOT: }, {
 // CHECK: } -> tensor<128x128xf32
 // CHECK-NOT: _merged

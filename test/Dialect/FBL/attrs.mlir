@@ -213,7 +213,7 @@ func.func @named(%w: tensor<4x4xf32> {fbl.param, fbl.name = "model.layers.0.mlp.
 // -----
 
 // gemm_variants: other GEMM bodies the device measures, printed where they
-// differ from the preset's (the NVIDIA preset has [[8, 0], [0, 1]]).
+// differ from the preset's (the NVIDIA preset has [[8, 0], [0, 1], [12, 0]]).
 // CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_variants = {{\[\[}}8, 0], [0, 1], [4, 1]]{{.*}}>
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[8, 0], [0, 1], [4, 1]]>} {
 }
@@ -221,7 +221,7 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_variants = [[8, 0],
 // -----
 
 // CHECK: module attributes {fbl.target = #fbl.target<"nvidia-h200">}
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_variants = [[8, 0], [0, 1]]>} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_variants = [[8, 0], [0, 1], [12, 0]]>} {
 }
 
 // -----
