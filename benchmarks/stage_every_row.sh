@@ -10,7 +10,8 @@
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the H200
 # preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("8,2,16"):
 # to stage a candidate preset beside the current one; FBL_STORAGES ("f32
-# f16") the image storages staged.
+# f16") the image storages staged, FBL_MODELS ("vit-base-patch16-224 ...")
+# the models (default: all five).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,6 +21,7 @@ fields=${FBL_TARGET_FIELDS:-}
 FBL_STAGE="$stage/speed" bash benchmarks/stage_speed.sh nvidia-h200 \
   "${FBL_GEMM_TILES:-8,2,16}" >/dev/null
 while read -r model seq batch; do
+  [[ -z "${FBL_MODELS:-}" || " $FBL_MODELS " == *" $model "* ]] || continue
   for storage in ${FBL_STORAGES:-f32 f16}; do
     target=nvidia-h200
     [ -n "$fields" ] && target="#fbl.target<\"nvidia-h200\"$fields>"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Chooses a target's local-tiled GEMM tile (`gemm_tile`) by measuring.
 
-  tune_gemm.py stage DIR [--target T] [--shapes MxNxK,...]
+  tune_gemm.py stage DIR [--target T] [--target-fields ", K = V, ..."]
+                         [--shapes MxNxK,...]
                          [--tiles G,B,K[,R[,S[,T]]];...] [--store-after-k 0,half,...]
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
@@ -113,7 +114,7 @@ def lower(args, m, n, k, form, layout, tile):
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
                     "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d], "
-                    "gemm_tile_classes = []" % tuple(tile))
+                    "gemm_tile_classes = []" % tuple(tile) + args.target_fields)
     # The kernel source the training pipeline emits (bodies folded and
     # CSE'd): the driver's compiler times equivalent sources differently.
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels=cse=true fold=true"],
@@ -265,6 +266,9 @@ def main():
     s = sub.add_parser("stage")
     s.add_argument("dir")
     s.add_argument("--target", default="nvidia-h200")
+    s.add_argument("--target-fields", default="",
+                   help="more fields of the target, ', key = value, ...' "
+                   "(e.g. ', gemm_variants = [[8, 0]]')")
     s.add_argument("--shapes", default="512x2048x2048,2048x2048x2048")
     s.add_argument("--tiles", default="",
                    help="tiles to stage, 'G,B,K[,R[,S[,T]]];...' (default: the candidate grid)")
