@@ -54,8 +54,8 @@ static bool shouldFuse(OpOperand *fusedOperand) {
 /// Whether `op` is worth computing again in each of its readers rather
 /// than once: an elementwise generic of one result that reads at most one
 /// tensor of its result's size (a permutation map; others are broadcast
-/// along some dim), each of whose readers is a generic in its block that
-/// upstream fusion can fuse it into.
+/// along some dim) and has no effects, each of whose readers is a generic in
+/// its block that upstream fusion can fuse it into.
 static bool cheaperToRecompute(linalg::GenericOp op) {
   if (op->getNumResults() != 1 ||
       op.getNumLoops() != op.getNumParallelLoops() ||
@@ -67,6 +67,10 @@ static bool cheaperToRecompute(linalg::GenericOp op) {
         op.getMatchingIndexingMap(in).isPermutation())
       ++whole;
   if (whole > 1)
+    return false;
+  // Computed again, an op with effects would have them again.
+  if (llvm::any_of(op.getBlock()->without_terminator(),
+                   [](Operation &inner) { return !isPure(&inner); }))
     return false;
   return llvm::all_of(op->getResult(0).getUses(), [&](OpOperand &use) {
     auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
