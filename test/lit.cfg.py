@@ -108,6 +108,14 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/insert_chain_property.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# Random elementwise producers read by several readers, computed again in
+# each by fbl-fuse-elementwise or stored once, against the oracle
+# (test/lib/recompute_property.py).
+config.substitutions.append(
+    ("%recompute_property",
+     "/usr/bin/python3 {0}/test/lib/recompute_property.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")
