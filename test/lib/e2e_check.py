@@ -186,6 +186,32 @@ def check_in_subprocess(model, fbl_bin, llvm_bin, *options):
     return "E2E PASS" in run.stdout, run.stdout + run.stderr
 
 
+# What the property tests that run their cases through this check
+# (split_property.py, insert_chain_property.py, recompute_property.py) draw
+# from: the layout policies, and the targets whose bundles run here (the
+# H200 preset with PoCL's image limits, 8192 a side, and pocl-cpu).
+POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
+H200_ON_POCL = ('#fbl.target<"nvidia-h200", max_image_width = 8192, '
+                'max_image_height = 8192>')
+TARGETS = [H200_ON_POCL, "pocl-cpu"]
+
+
+def target_name(target):
+    """How a property test's case line names `target`."""
+    return "h200" if target == H200_ON_POCL else target
+
+
+def property_args():
+    """A property test's command line: --fbl-bin, --llvm-bin, --cases,
+    --seed."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fbl-bin", required=True)
+    ap.add_argument("--llvm-bin", required=True)
+    ap.add_argument("--cases", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=1)
+    return ap.parse_args()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")

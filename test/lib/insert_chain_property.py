@@ -24,7 +24,6 @@ for a sum).
 Prints one line per case and "INSERT CHAIN PROPERTY PASS" when every case
 matches the oracle (rtol 1e-3, atol 1e-5).
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -34,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_check  # noqa: E402
-POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
+from e2e_check import POLICIES  # noqa: E402
 
 
 def tensor(shape):
@@ -156,12 +155,7 @@ func.func @model({', '.join(args)}) -> tensor<f32> {{
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--fbl-bin", required=True)
-    ap.add_argument("--llvm-bin", required=True)
-    ap.add_argument("--cases", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = e2e_check.property_args()
     rng = np.random.default_rng(args.seed)
     tool = lambda name: os.path.join(args.fbl_bin, name)
     ok = True

@@ -22,7 +22,6 @@ Prints one line per case and "RECOMPUTE PROPERTY PASS" when every case
 matches the oracle (rtol 1e-3, atol 1e-5 of each result's largest
 magnitude) and P was copied exactly where it reads one tensor of its size.
 """
-import argparse
 import os
 import re
 import subprocess
@@ -33,10 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_check  # noqa: E402
-H200_ON_POCL = ('#fbl.target<"nvidia-h200", max_image_width = 8192, '
-                'max_image_height = 8192>')
-TARGETS = [H200_ON_POCL, "pocl-cpu"]
-POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
+from e2e_check import POLICIES, TARGETS, target_name  # noqa: E402
 
 # P's body over its block arguments (%bx, %br, %bc and, in a case with a
 # second tensor of its size, %by), then a math.cos that marks where P's
@@ -167,12 +163,7 @@ def copies(fbl_opt, path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--fbl-bin", required=True)
-    ap.add_argument("--llvm-bin", required=True)
-    ap.add_argument("--cases", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = e2e_check.property_args()
     rng = np.random.default_rng(args.seed)
     tool = lambda name: os.path.join(args.fbl_bin, name)
     ok = True
@@ -197,7 +188,7 @@ def main():
                 "--seed", str(args.seed * 100 + i))
             passed = checked and copied_right
             ok &= passed
-            tname = "h200" if target == H200_ON_POCL else target
+            tname = target_name(target)
             print(f"case {i}: {rows}x{cols} P = {name}"
                   f"{' * y' if second else ''}, readers {', '.join(kinds)}; "
                   f"{tname} {policy}: P in {n} ops"

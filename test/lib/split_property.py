@@ -22,7 +22,6 @@ step cut T into)
 and "SPLIT PROPERTY PASS" when every case matches the oracle within 1e-5 of
 each result's largest magnitude (sums of T products that cancel).
 """
-import argparse
 import os
 import re
 import subprocess
@@ -33,10 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_check  # noqa: E402
-H200_ON_POCL = ('#fbl.target<"nvidia-h200", max_image_width = 8192, '
-                'max_image_height = 8192>')
-TARGETS = [H200_ON_POCL, "pocl-cpu"]
-POLICIES = ["fblayout", "reuse-forward", "explicit-transpose"]
+from e2e_check import POLICIES, TARGETS, target_name  # noqa: E402
 PRIMES = [97, 101, 131, 197, 211, 257, 307]
 
 
@@ -97,12 +93,7 @@ func.func @model(%x: tensor<{t}x{k}xf32>, %a: tensor<{k}x{r}xf32> {{fbl.param}},
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--fbl-bin", required=True)
-    ap.add_argument("--llvm-bin", required=True)
-    ap.add_argument("--cases", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = e2e_check.property_args()
     rng = np.random.default_rng(args.seed)
     tool = lambda name: os.path.join(args.fbl_bin, name)
     ok = True
@@ -132,7 +123,7 @@ def main():
                 "--seed", str(args.seed * 100 + i))
             passed = step.returncode == 0 and checked
             ok &= passed
-            name = "h200" if target == H200_ON_POCL else target
+            name = target_name(target)
             print(f"case {i}: T={t} K={k} R={r} N={n} {name} {policy}: "
                   f"T in chunks {', '.join(chunks) or 'none'}"
                   f" -> {'ok' if passed else 'FAIL'}")
