@@ -116,6 +116,13 @@ config.substitutions.append(
      "/usr/bin/python3 {0}/test/lib/recompute_property.py --fbl-bin {1} "
      "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
                              config.llvm_tools_dir)))
+# Random row groups (softmax, norms, reductions read back along the row) as
+# one row kernel each, against the oracle (test/lib/row_property.py).
+config.substitutions.append(
+    ("%row_property",
+     "/usr/bin/python3 {0}/test/lib/row_property.py --fbl-bin {1} "
+     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
+                             config.llvm_tools_dir)))
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")

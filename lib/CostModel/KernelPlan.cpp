@@ -9,11 +9,15 @@
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/IR/IndexTransforms.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -552,4 +556,307 @@ mlir::fbl::planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
     k->inputOperands.push_back(x.operandNumber);
   }
   return k;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and row kernels
+//===----------------------------------------------------------------------===//
+
+std::optional<ReductionCombiner>
+mlir::fbl::matchReductionCombiner(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op->getNumRegions() != 1)
+    return std::nullopt;
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  SmallVector<Operation *> combiners;
+  if (!matchReduction({acc}, 0, combiners) || combiners.size() != 1)
+    return std::nullopt;
+  Operation *combiner = combiners.front();
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!neutral || combiner->getNumOperands() != 2 || !acc.hasOneUse())
+    return std::nullopt;
+  return ReductionCombiner{combiner, *neutral,
+                           combiner->getOperand(0) == acc ? 0u : 1u};
+}
+
+int64_t RowGroup::numRows() const {
+  int64_t n = 1;
+  for (int64_t r : rows)
+    n *= r;
+  return n;
+}
+
+int64_t RowGroup::groupSize() const {
+  uint64_t texels = llvm::divideCeil(length, fl::kTexelChannels);
+  return std::min<int64_t>(llvm::PowerOf2Ceil(texels), 128);
+}
+
+namespace {
+/// An op's part in a row group.
+enum class RowRole { Reduction, Scalar, Elementwise };
+
+/// What a row value (a reduction's or a per-row scalar op's result) is
+/// indexed by: the row loops.
+struct RowValue {
+  /// Its index as a function of the row loops.
+  AffineMap rowMap;
+  SmallVector<int64_t> rows;
+  /// The length of the rows it is computed over.
+  int64_t length;
+};
+} // namespace
+
+/// Whether a row kernel can inline `op`'s body: scalar code without
+/// effects, regions or element reads, reading no tensor from above.
+static bool inlinableBody(linalg::LinalgOp op) {
+  for (Operation &inner : op->getRegion(0).front().without_terminator())
+    if (inner.getNumRegions() || isa<tensor::ExtractOp>(inner) ||
+        !isPure(&inner))
+      return false;
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegion(0), above);
+  return llvm::none_of(above,
+                       [](Value v) { return isa<ShapedType>(v.getType()); });
+}
+
+/// The role `op` may take in a row group: a reduction over its last loop
+/// only, or an op over parallel loops (elementwise over rows, or a per-row
+/// scalar op, as the values it reads say). None for anything else.
+static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op) || op->getNumResults() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
+      op.hasDynamicShape() || !inlinableBody(op))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type.getEncoding() || !type.getElementType().isF32())
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto t = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!t)
+      continue;
+    if (!t.getEncoding() || (!isa<BufferLayoutAttr>(t.getEncoding()) &&
+                             !t.getElementType().isF32()))
+      return std::nullopt;
+    for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+        return std::nullopt;
+  }
+  unsigned n = op.getNumLoops();
+  // A work-group per row: as many as a grid holds.
+  int64_t rows = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    rows *= r;
+  if (rows >= (int64_t(1) << 32))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (iters[i] != utils::IteratorType::parallel)
+      return std::nullopt;
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  llvm::SmallBitVector used(n);
+  for (AffineExpr e : out.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      used.set(d.getPosition());
+  if (iters[n - 1] == utils::IteratorType::reduction) {
+    // The output indexes every row loop: each row is reduced on its own.
+    if (n < 2 || used.test(n - 1) || used.count() != n - 1 ||
+        !initConstant(op) || !matchReductionCombiner(op))
+      return std::nullopt;
+    return RowRole::Reduction;
+  }
+  if (used.count() != n ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return std::nullopt;
+  return RowRole::Elementwise;
+}
+
+SmallVector<RowGroup>
+mlir::fbl::matchRowGroups(Block &block,
+                          function_ref<bool(Operation *)> unavailable,
+                          function_ref<bool(Value)> unreadable) {
+  MLIRContext *ctx = block.getParentOp()->getContext();
+  llvm::DenseMap<Operation *, RowRole> roles;
+  llvm::DenseMap<Value, RowValue> values;
+  SmallVector<Value> order;
+  for (Operation &op : block) {
+    auto l = dyn_cast<linalg::LinalgOp>(op);
+    if (!l || unavailable(&op))
+      continue;
+    std::optional<RowRole> role = rowRoleOf(l);
+    if (!role)
+      continue;
+    SmallVector<int64_t> ranges = l.getStaticLoopRanges();
+    AffineMap out = l.getIndexingMapMatchingResult(op.getResult(0));
+    unsigned n = ranges.size();
+    if (*role == RowRole::Reduction) {
+      int64_t length = ranges.pop_back_val();
+      values[op.getResult(0)] = {
+          AffineMap::get(n - 1, 0, out.getResults(), ctx), ranges, length};
+      order.push_back(op.getResult(0));
+    } else {
+      // Over the row loops alone, reading row values of one row length: a
+      // per-row scalar op.
+      std::optional<int64_t> length;
+      bool scalar = false;
+      for (Value v : l.getDpsInputs()) {
+        auto it = values.find(v);
+        if (it == values.end() || it->second.rows != ranges)
+          continue;
+        scalar = !length || *length == it->second.length;
+        length = it->second.length;
+        if (!scalar)
+          break;
+      }
+      if (scalar) {
+        role = RowRole::Scalar;
+        values[op.getResult(0)] = {out, ranges, *length};
+        order.push_back(op.getResult(0));
+      }
+    }
+    roles[&op] = *role;
+  }
+
+  // Whether the kernel can store `op`'s result row by row: whole texels
+  // along the row (its last loop), or elements of a buffer.
+  auto storableByRows = [&](linalg::LinalgOp op) {
+    OpResult r = op->getResult(0);
+    auto type = cast<RankedTensorType>(r.getType());
+    AffineMap out = op.getIndexingMapMatchingResult(r);
+    if (!out.isPermutation())
+      return false;
+    if (isa<BufferLayoutAttr>(type.getEncoding()))
+      return true;
+    int packed = layoutOf(type, type.getEncoding()).packedDim();
+    return packed >= 0 && out.getDimPosition(packed) == op.getNumLoops() - 1;
+  };
+  // Whether `use` reads row value `rv` at the row it computes: the reader
+  // runs over the same rows (and, unless it is a per-row scalar op, a row
+  // of the same length last) and indexes the value by its row loops as the
+  // producer wrote it. Reductions and scalar ops must keep their results
+  // in the kernel; elementwise ops must store theirs by rows.
+  auto readsRow = [&](OpOperand &use, const RowValue &rv) {
+    auto q = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    auto role = roles.find(use.getOwner());
+    if (!q || role == roles.end() || !q.isDpsInput(&use))
+      return false;
+    if (role->second == RowRole::Elementwise ? !storableByRows(q)
+                                             : !values.count(q->getResult(0)))
+      return false;
+    SmallVector<int64_t> ranges = q.getStaticLoopRanges();
+    unsigned p = rv.rows.size();
+    AffineMap m = q.getMatchingIndexingMap(&use);
+    if (role->second == RowRole::Scalar)
+      return ranges == rv.rows && m == rv.rowMap &&
+             values.lookup(q->getResult(0)).length == rv.length;
+    if (ranges.size() != p + 1 ||
+        ArrayRef(ranges).drop_back() != ArrayRef(rv.rows) ||
+        ranges.back() != rv.length || m.isFunctionOfDim(p))
+      return false;
+    return AffineMap::get(p, 0, m.getResults(), ctx) == rv.rowMap;
+  };
+  // A row value that any other op reads is stored by a kernel of its own;
+  // so are those only its kernel would have kept.
+  auto keepRowValues = [&] {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Value v : order) {
+        auto it = values.find(v);
+        if (it == values.end() ||
+            llvm::all_of(v.getUses(), [&](OpOperand &use) {
+              return readsRow(use, it->second);
+            }))
+          continue;
+        values.erase(it);
+        changed = true;
+      }
+    }
+  };
+
+  // The row values an op needs: those it reads, and theirs.
+  auto coneOf = [&](linalg::LinalgOp op,
+                    llvm::SmallPtrSetImpl<Operation *> &cone) {
+    SmallVector<Operation *> work = {op};
+    while (!work.empty()) {
+      Operation *x = work.pop_back_val();
+      for (Value v : cast<linalg::LinalgOp>(x).getDpsInputs())
+        if (values.count(v) && cone.insert(v.getDefiningOp()).second)
+          work.push_back(v.getDefiningOp());
+    }
+  };
+  struct Kernel {
+    llvm::SmallPtrSet<Operation *, 8> members;
+    /// Its first sink, where it goes.
+    Operation *place;
+  };
+  // Whether all that `k`'s members read from outside is there at its place.
+  auto placeable = [&](const Kernel &k) {
+    for (Operation *m : k.members)
+      for (Value v : cast<linalg::LinalgOp>(m).getDpsInputs()) {
+        if (!isa<ShapedType>(v.getType()) || values.count(v))
+          continue;
+        Operation *def = v.getDefiningOp();
+        if (unreadable(v) || (def && def->getBlock() == &block &&
+                              !def->isBeforeInBlock(k.place)))
+          return false;
+      }
+    return true;
+  };
+  // One kernel per elementwise op that reads row values (a sink), with the
+  // ops computing them; a sink whose kernel would compute a row value in
+  // common with the previous kernel joins it where all it reads is there
+  // at that kernel's place. A row value two kernels need is computed in
+  // both. A sink that fits no kernel (what it reads comes after it, as the
+  // row values it reads would have to be stored) stores its row values:
+  // the kernels are formed again without them.
+  SmallVector<Kernel> kernels;
+  for (bool formed = false; !formed;) {
+    keepRowValues();
+    kernels.clear();
+    formed = true;
+    for (Operation &op : block) {
+      auto role = roles.find(&op);
+      if (role == roles.end() || role->second != RowRole::Elementwise)
+        continue;
+      auto sink = cast<linalg::LinalgOp>(op);
+      if (llvm::none_of(sink.getDpsInputs(),
+                        [&](Value v) { return values.count(v); }))
+        continue;
+      Kernel k;
+      k.place = &op;
+      k.members.insert(&op);
+      coneOf(sink, k.members);
+      if (!kernels.empty() && llvm::any_of(k.members, [&](Operation *m) {
+            return m != &op && kernels.back().members.contains(m);
+          })) {
+        Kernel joint = kernels.back();
+        joint.members.insert(k.members.begin(), k.members.end());
+        if (placeable(joint)) {
+          kernels.back() = std::move(joint);
+          continue;
+        }
+      }
+      if (placeable(k)) {
+        kernels.push_back(std::move(k));
+        continue;
+      }
+      for (Value v : sink.getDpsInputs())
+        values.erase(v);
+      formed = false;
+      break;
+    }
+  }
+
+  SmallVector<RowGroup> result;
+  for (Kernel &k : kernels) {
+    RowGroup g;
+    for (Operation &op : block)
+      if (k.members.contains(&op))
+        g.members.push_back(cast<linalg::LinalgOp>(op));
+    g.place = k.place;
+    SmallVector<int64_t> ranges =
+        cast<linalg::LinalgOp>(k.place).getStaticLoopRanges();
+    g.length = ranges.pop_back_val();
+    g.rows = ranges;
+    result.push_back(std::move(g));
+  }
+  return result;
 }

@@ -338,3 +338,46 @@ func.func @read_by_matmul(%h: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> (tensor<4
   } -> tensor<4x4xf32>
   return %y, %d : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A sum over a unit dim, after autodiff folded the dim away: an elementwise
+// op that reads its init (acc + x). Fused into its reader, upstream fusion
+// keeps its result as a result of the fused op, which reads its inits (no
+// kernel computes that); fused further into a sum, that result would be
+// indexed by a reduction loop (no valid op). It stays its own op.
+// CHECK-LABEL: func.func @reads_its_init
+// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}} outs(%{{[0-9a-z_]+}} : tensor<8xf32>) {
+// CHECK: arith.addf %out, %in : f32
+// CHECK: %[[G:[0-9]+]] = linalg.generic {{.*}} ins(%[[A]] : tensor<8xf32>)
+// CHECK: math.tanh
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[G]], %arg1 :
+#id1 = affine_map<(i) -> (i)>
+#all = affine_map<(i) -> ()>
+func.func @reads_its_init(%x: tensor<8xf32>, %t: tensor<8xf32>) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.addf %out, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %g = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%s : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.tanh %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l0 = linalg.fill ins(%z : f32) outs(%le : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id1, #id1, #all], iterator_types = ["reduction"]}
+      ins(%g, %t : tensor<8xf32>, tensor<8xf32>) outs(%l0 : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}

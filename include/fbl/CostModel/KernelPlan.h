@@ -106,6 +106,53 @@ TypedAttr initConstant(linalg::LinalgOp op);
 /// kernel starts from its constant (initConstant).
 bool isAbsorbedFill(Operation *fill);
 
+/// The reduction of a single-init `op`: its body yields `combine(acc, x)`
+/// with an associative, commutative `combine` (addf, mulf, maximumf, ...)
+/// that is the only reader of the accumulator. Partial results combine with
+/// it in any order: fbl-split-reductions sums partials with it, the row
+/// kernels reduce a work-group's partials with it.
+struct ReductionCombiner {
+  Operation *op;
+  TypedAttr neutral;
+  /// The accumulator's position among `op`'s two operands.
+  unsigned accPos;
+};
+std::optional<ReductionCombiner> matchReductionCombiner(linalg::LinalgOp op);
+
+/// Ops that one row kernel computes: reductions over the last loop of a row
+/// (a softmax's maximum and sum, a backward's sum of dy * y), the
+/// elementwise ops over the same rows that read them broadcast along the
+/// row, and per-row scalar ops between them. A work-group runs a row: its
+/// work-items stride along it, reduce in local memory, and every value per
+/// row stays in the kernel. Only the elementwise members' results are
+/// stored (each row's texels, packed along the row).
+struct RowGroup {
+  /// In block order. A reduction two groups read is a member of both (each
+  /// kernel computes it).
+  SmallVector<linalg::LinalgOp> members;
+  /// Where the kernel goes: its first elementwise member.
+  Operation *place;
+  /// The ranges of the row loops (every loop but the last: the row).
+  SmallVector<int64_t> rows;
+  int64_t length;
+
+  int64_t numRows() const;
+  /// The work-items of a row's work-group: enough to give each one texel
+  /// of the row (a power of two, at most 128; longer rows take turns).
+  int64_t groupSize() const;
+};
+
+/// The row groups among the top-level ops of `block`: the reductions over
+/// a last loop read only by ops over the same rows (through the same index
+/// of the row), with the elementwise ops that read them. `unavailable` excludes
+/// ops from groups (GEMMs, ops another kernel computes); a group reads no
+/// tensor that is `unreadable` (a copy other kernels read through). Every
+/// tensor a group reads is defined before its first member, where its
+/// kernel goes.
+SmallVector<RowGroup>
+matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
+               function_ref<bool(Value)> unreadable);
+
 /// The layout each operand of an op is read in (null: not a tensor).
 using OperandLayouts = ArrayRef<Attribute>;
 

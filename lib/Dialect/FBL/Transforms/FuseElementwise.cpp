@@ -48,6 +48,21 @@ static bool shouldFuse(OpOperand *fusedOperand) {
     return false;
   if (linalg::isaContractionOpInterface(consumer))
     return false;
+  // Fusion keeps a producer's result as a result of the fused op where the
+  // producer reads its init (a sum over a unit dim folded into an
+  // elementwise op): an op with several results that reads its inits, which
+  // no kernel computes. Where something else reads a result of the
+  // producer, it is kept too, indexed through the consumer's loops: over a
+  // reduction loop that is no valid op.
+  if (llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+        return producer.payloadUsesValueFromOperand(&init);
+      }))
+    return false;
+  if (consumer.getNumReductionLoops() > 0 &&
+      llvm::any_of(producer->getResults(), [&](Value r) {
+        return r != fusedOperand->get() && !r.use_empty();
+      }))
+    return false;
   return fusedOperand->get().hasOneUse();
 }
 

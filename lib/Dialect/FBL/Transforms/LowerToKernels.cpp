@@ -441,8 +441,35 @@ struct LowerToKernelsPass
               fused.insert(e->op);
             }
       }
-      RepeatedKernels repeated(work, epilogues);
       Block &body = func.getBody().front();
+      if (rows) {
+        // Row groups (a softmax, its backward) run as one kernel each; their
+        // members are not lowered on their own.
+        auto unavailable = [&](Operation *op) {
+          auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          return fused.contains(op) || through.contains(op) || sums.count(op) ||
+                 (linalgOp && matchGemm(linalgOp));
+        };
+        auto unreadable = [&](Value v) {
+          return through.contains(v.getDefiningOp());
+        };
+        SmallVector<RowGroup> groups =
+            matchRowGroups(body, unavailable, unreadable);
+        llvm::DenseSet<Operation *> grouped;
+        for (const RowGroup &group : groups)
+          for (linalg::LinalgOp member : group.members)
+            grouped.insert(member);
+        llvm::erase_if(work,
+                       [&](Operation *op) { return grouped.contains(op); });
+        for (const RowGroup &group : groups) {
+          FailureOr<DispatchOp> dispatch =
+              lowerRowGroup(group, targetAttr, counter);
+          if (failed(dispatch))
+            return signalPassFailure();
+          clean(body, (*dispatch)->getPrevNode(), (*dispatch)->getNextNode());
+        }
+      }
+      RepeatedKernels repeated(work, epilogues);
       for (Operation *op : work) {
         LoweredUnit unit{op, epilogues.lookup(op)};
         // The kernels of an insert chain, of a sum of inserts and of copies

@@ -39,34 +39,14 @@ namespace mlir::fbl {
 using namespace mlir;
 using namespace mlir::fbl;
 
-/// The single associative combiner of `op`'s only init, with its neutral
-/// element and the position of the accumulator among its operands.
-struct Combiner {
-  Operation *op;
-  TypedAttr neutral;
-  unsigned accPos;
-};
-static std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
-  OpOperand *init = op.getDpsInitOperand(0);
-  SmallVector<Operation *> combiners;
-  BlockArgument acc = op.getMatchingBlockArgument(init);
-  if (!matchReduction({acc}, 0, combiners) || combiners.size() != 1)
-    return std::nullopt;
-  Operation *combiner = combiners.front();
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
-  if (!neutral || combiner->getNumOperands() != 2)
-    return std::nullopt;
-  return Combiner{combiner, *neutral, combiner->getOperand(0) == acc ? 0u : 1u};
-}
-
 /// `result = combine(init, partial over its last `reduced` dims)`: the
 /// second stage. `out` maps the partial's loops to the init (default: its
 /// leading dims, one for one); `in` maps them to the partial (default: the
 /// identity; a split contraction's partial has its chunk dim first).
 static Value combinePartials(RewriterBase &rewriter, Location loc,
-                             Value partial, Value init, const Combiner &c,
-                             unsigned reduced = 1, AffineMap out = {},
-                             AffineMap in = {}) {
+                             Value partial, Value init,
+                             const ReductionCombiner &c, unsigned reduced = 1,
+                             AffineMap out = {}, AffineMap in = {}) {
   MLIRContext *ctx = rewriter.getContext();
   auto partialType = cast<RankedTensorType>(partial.getType());
   auto initType = cast<RankedTensorType>(init.getType());
@@ -171,7 +151,7 @@ static SmallVector<int64_t> chunkCandidates(int64_t n, bool ragged) {
 /// the body makes of what lies there.
 static Value buildRowSplit(RewriterBase &rewriter, linalg::GenericOp op,
                            unsigned r, int64_t n, int64_t chunks,
-                           const Combiner &combiner) {
+                           const ReductionCombiner &combiner) {
   OpOperand *init = op.getDpsInitOperand(0);
   auto initType = cast<RankedTensorType>(init->get().getType());
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -435,7 +415,7 @@ static SplitRule splitRule(int64_t rows, int64_t n, int64_t minRowLength,
 struct RowSplit {
   unsigned loop;
   int64_t length, chunks;
-  Combiner combiner;
+  ReductionCombiner combiner;
 };
 
 /// How `op` splits when it has one reduction loop of at least
@@ -468,7 +448,7 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
     return std::nullopt;
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  std::optional<Combiner> combiner = matchCombiner(op);
+  std::optional<ReductionCombiner> combiner = matchReductionCombiner(op);
   if (!initType || !combiner)
     return std::nullopt;
   // Every map a projected permutation, the row loop a plain dim wherever it
@@ -564,7 +544,7 @@ splitNamedContraction(RewriterBase &rewriter, linalg::LinalgOp op,
 static Value buildLoopSplit(RewriterBase &rewriter, linalg::GenericOp op,
                             ArrayRef<int64_t> ranges,
                             ArrayRef<unsigned> reductions, size_t moved,
-                            const Combiner &combiner) {
+                            const ReductionCombiner &combiner) {
   OpOperand *init = op.getDpsInitOperand(0);
   auto initType = cast<RankedTensorType>(init->get().getType());
   AffineMap outMap = op.getMatchingIndexingMap(init);
@@ -648,7 +628,7 @@ splitReductionLoops(RewriterBase &rewriter, linalg::GenericOp op,
     return failure();
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  std::optional<Combiner> combiner = matchCombiner(op);
+  std::optional<ReductionCombiner> combiner = matchReductionCombiner(op);
   if (!initType || !combiner)
     return failure();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
@@ -715,7 +695,7 @@ splitReduction(RewriterBase &rewriter, linalg::GenericOp op,
   if (ShapedType::isDynamicShape(ranges) ||
       ShapedType::getNumElements(ranges) < minElements)
     return failure();
-  std::optional<Combiner> combiner = matchCombiner(op);
+  std::optional<ReductionCombiner> combiner = matchReductionCombiner(op);
   if (!combiner)
     return failure();
 

@@ -65,6 +65,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     FBLLowerToKernelsPassOptions lower;
     lower.cse = true;
     lower.fold = true;
+    lower.rows = options.fuse;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     if (options.fuse && options.merge)
       pm.addPass(createFBLMergeDispatchesPass());

@@ -570,7 +570,11 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
            "Eliminate common subexpressions in each kernel body as it is "
            "built">,
     Option<"fold", "fold", "bool", /*default=*/"false",
-           "Canonicalize each kernel body (fold constants) as it is built">
+           "Canonicalize each kernel body (fold constants) as it is built">,
+    Option<"rows", "rows", "bool", /*default=*/"false",
+           "Compute each row group (reductions over a row and the "
+           "elementwise ops that read them: a softmax) in one kernel with a "
+           "work-group per row">
   ];
   let dependentDialects = ["::mlir::fbl::FBLDialect",
                            "::mlir::arith::ArithDialect",

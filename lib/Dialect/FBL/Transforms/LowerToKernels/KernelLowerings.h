@@ -11,6 +11,7 @@
 #ifndef FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELLOWERINGS_H
 #define FBL_LIB_DIALECT_FBL_TRANSFORMS_LOWERTOKERNELS_KERNELLOWERINGS_H
 
+#include "fbl/CostModel/KernelPlan.h"
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,6 +46,12 @@ FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op, TargetAttr target,
 /// work-item per output texel (per element for buffers).
 LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
                           unsigned &counter);
+
+/// RowKernels.cpp: replaces the ops of `group` (matchRowGroups) by one
+/// kernel with a work-group per row, at the place of its first member;
+/// returns it.
+FailureOr<DispatchOp> lowerRowGroup(const RowGroup &group, TargetAttr target,
+                                    unsigned &counter);
 
 /// CopyKernels.cpp: replaces fbl.relayout by a copy kernel.
 void lowerRelayout(RelayoutOp op, TargetAttr target, unsigned &counter);

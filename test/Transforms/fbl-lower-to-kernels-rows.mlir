@@ -1,0 +1,280 @@
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels="rows=true" | FileCheck %s
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels | FileCheck %s --check-prefix=OFF
+
+// A softmax over rows of 10 (two whole texels and a half) is one kernel: a
+// work-group of 4 work-items per row (one texel each), the maximum and the
+// sum reduced in local memory, the normalized row stored texel by texel.
+// Without `rows`, three kernels.
+
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
+// CHECK:         %[[Y:.+]] = fbl.dispatch @k0_rows ins(%[[X]] : {{.*}}) outs(%{{.*}} : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>) grid [24, 1, 1] workgroup [4, 1, 1]
+// CHECK:           memref.alloca() : memref<4xf32, 3>
+// CHECK:           fbl.local_id 0
+// CHECK:           fbl.group_id 0
+// The maximum: each work-item's texels, then two levels of halving.
+// CHECK:           scf.for
+// CHECK:             fbl.load_texel %{{.*}} : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
+// CHECK-COUNT-4:     arith.maxnumf
+// CHECK:           }
+// CHECK:           fbl.barrier
+// CHECK:           scf.if
+// CHECK:             arith.maxnumf
+// CHECK:           fbl.barrier
+// CHECK:           scf.if
+// CHECK:             arith.maxnumf
+// CHECK:           fbl.barrier
+// The sum of exp(x - max), then the normalization stored.
+// CHECK:           scf.for
+// CHECK-COUNT-4:     math.exp
+// CHECK:           }
+// CHECK:           fbl.barrier
+// CHECK:           scf.for
+// CHECK:             arith.divf
+// CHECK:             fbl.store_texel
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[Y]]
+
+// OFF-LABEL: func.func @softmax(
+// OFF:         fbl.dispatch @k0_generic
+// OFF:         fbl.dispatch @k1_generic
+// OFF:         fbl.dispatch @k2_generic
+// OFF-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @softmax(%x: tensor<6x10xf32, #p1>) -> tensor<6x10xf32, #p1> {
+    %nan = arith.constant 0x7FC00000 : f32
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %m0 = linalg.fill ins(%nan : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x10xf32, #p1>) outs(%m0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.maxnumf %a, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x, %m : tensor<6x10xf32, #p1>, tensor<6xf32, #p0>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %mx: f32, %acc: f32):
+      %d = arith.subf %a, %mx : f32
+      %e = math.exp %d : f32
+      %r = arith.addf %e, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x10xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %m, %s : tensor<6x10xf32, #p1>, tensor<6xf32, #p0>, tensor<6xf32, #p0>) outs(%ye : tensor<6x10xf32, #p1>) {
+    ^bb0(%a: f32, %mx: f32, %sum: f32, %o: f32):
+      %d = arith.subf %a, %mx : f32
+      %e = math.exp %d : f32
+      %r = arith.divf %e, %sum : f32
+      linalg.yield %r : f32
+    } -> tensor<6x10xf32, #p1>
+    return %y : tensor<6x10xf32, #p1>
+  }
+}
+
+// -----
+
+// A norm: the mean and the reciprocal deviation are per-row ops between the
+// reductions (every work-item computes them), the gain a vector along the
+// row. A sum starting from a constant other than zero adds it once, after
+// the work-group's partials.
+
+// CHECK-LABEL: func.func @norm(
+// CHECK:         fbl.dispatch @k0_rows {{.*}} grid [64, 1, 1] workgroup [8, 1, 1]
+// CHECK:           memref.alloca() : memref<8xf32, 3>
+// CHECK:           scf.for
+// CHECK:           fbl.barrier
+// CHECK-COUNT-3:   fbl.barrier
+// CHECK:           memref.load
+// CHECK:           arith.addf %cst{{.*}}, %{{.*}} : f32
+// CHECK:           arith.mulf
+// CHECK:           scf.for
+// CHECK:           math.rsqrt
+// CHECK:           scf.for
+// CHECK:             fbl.store_texel
+// CHECK-NOT:     fbl.dispatch
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+#v = affine_map<(i) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @norm(%x: tensor<8x32xf32, #p1>, %g: tensor<32xf32, #p0>) -> tensor<8x32xf32, #p1> {
+    %half = arith.constant 0.5 : f32
+    %zero = arith.constant 0.0 : f32
+    %inv = arith.constant 0.03125 : f32
+    %re = tensor.empty() : tensor<8xf32, #p0>
+    %s0 = linalg.fill ins(%half : f32) outs(%re : tensor<8xf32, #p0>) -> tensor<8xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<8x32xf32, #p1>) outs(%s0 : tensor<8xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32, #p0>
+    %mu = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+        ins(%s : tensor<8xf32, #p0>) outs(%re : tensor<8xf32, #p0>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.mulf %a, %inv : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32, #p0>
+    %v0 = linalg.fill ins(%zero : f32) outs(%re : tensor<8xf32, #p0>) -> tensor<8xf32, #p0>
+    %var = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x, %mu : tensor<8x32xf32, #p1>, tensor<8xf32, #p0>) outs(%v0 : tensor<8xf32, #p0>) {
+    ^bb0(%a: f32, %m: f32, %acc: f32):
+      %d = arith.subf %a, %m : f32
+      %q = arith.mulf %d, %d : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32, #p0>
+    %rs = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+        ins(%var : tensor<8xf32, #p0>) outs(%re : tensor<8xf32, #p0>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.rsqrt %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32, #p0>
+    %ye = tensor.empty() : tensor<8x32xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %mu, %rs, %g : tensor<8x32xf32, #p1>, tensor<8xf32, #p0>, tensor<8xf32, #p0>, tensor<32xf32, #p0>) outs(%ye : tensor<8x32xf32, #p1>) {
+    ^bb0(%a: f32, %m: f32, %r: f32, %gg: f32, %o: f32):
+      %d = arith.subf %a, %m : f32
+      %n = arith.mulf %d, %r : f32
+      %w = arith.mulf %n, %gg : f32
+      linalg.yield %w : f32
+    } -> tensor<8x32xf32, #p1>
+    return %y : tensor<8x32xf32, #p1>
+  }
+}
+
+// -----
+
+// A reduction something else reads too (here: returned) is stored by a
+// kernel of its own, and its readers read it: no row kernel.
+
+// CHECK-LABEL: func.func @reduction_read_elsewhere(
+// CHECK:         fbl.dispatch @k0_generic
+// CHECK:         fbl.dispatch @k1_generic
+// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @reduction_read_elsewhere(%x: tensor<6x12xf32, #p1>) -> (tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    return %y, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>
+  }
+}
+
+// -----
+
+// An elementwise reader whose result is packed along a row dim (a texel
+// holds 4 rows, which one work-group cannot write alone) keeps the
+// reduction stored.
+
+// CHECK-LABEL: func.func @packed_across_rows(
+// CHECK:         fbl.dispatch @k0_generic
+// CHECK:         fbl.dispatch @k1_generic
+// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @packed_across_rows(%x: tensor<6x12xf32, #p1>) -> tensor<6x12xf32, #p0> {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p0>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p0>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p0>
+    return %y : tensor<6x12xf32, #p0>
+  }
+}
+
+// -----
+
+// Two readers of one reduction, the second also reading a tensor computed
+// after the first (a backward pass reading a forward statistic and the
+// gradient): the second cannot join the first's kernel, so each kernel
+// computes the maximum. (Row kernels are numbered first: they are built
+// before the other kernels.)
+
+// CHECK-LABEL: func.func @statistic_read_twice(
+// CHECK:         %[[Y:.+]] = fbl.dispatch @k0_rows
+// CHECK:           arith.maximumf
+// CHECK:           fbl.store_texel
+// CHECK:         %[[D:.+]] = fbl.dispatch @k2_generic ins(%[[Y]]
+// CHECK:         fbl.dispatch @k1_rows ins(%{{.*}}, %[[D]]
+// CHECK:           arith.maximumf
+// CHECK:           fbl.store_texel
+// CHECK-NOT:     fbl.dispatch
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @statistic_read_twice(%x: tensor<6x12xf32, #p1>) -> tensor<6x12xf32, #p1> {
+    %ninf = arith.constant 0xFF800000 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %m0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%m0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.maximumf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %m : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%y : tensor<6x12xf32, #p1>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.tanh %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %g = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %m, %d : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>, tensor<6x12xf32, #p1>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %dd: f32, %o: f32):
+      %e = arith.subf %a, %b : f32
+      %r = arith.mulf %e, %dd : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    return %g : tensor<6x12xf32, #p1>
+  }
+}
