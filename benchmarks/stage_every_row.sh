@@ -11,7 +11,8 @@
 # preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("8,2,16"):
 # to stage a candidate preset beside the current one; FBL_STORAGES ("f32
 # f16") the image storages staged, FBL_MODELS ("vit-base-patch16-224 ...")
-# the models (default: all five).
+# the models (default: all five), FBL_PIPELINE_EXTRA pipeline options of
+# every step ("rows=false": the same compiler without row kernels).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

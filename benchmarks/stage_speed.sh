@@ -8,7 +8,9 @@
 #   benchmarks/stage_speed.sh [TARGET] [TILES]   (nvidia-h200, "8,2,8;8,2,16;16,2,8")
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the TARGET
 # preset for the training steps (the GEMMs take TILES); FBL_STORAGES ("f32
-# f16") the image storages staged.
+# f16") the image storages staged; FBL_PIPELINE_EXTRA adds pipeline options
+# to the training steps ("rows=false": the same compiler without row
+# kernels, to stage beside it for compare_stages_device_run.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,7 +32,7 @@ step() { # NAME OPTIMIZER GENERATOR ARGS...
     [ "$storage" = f16 ] && fields=", half_storage = true$fields"
     [ -n "$fields" ] && t="{#fbl.target<\"$target\"$fields>}"
     "$build/bin/fbl-opt" "$stage/$name.mlir" \
-      --fbl-training-pipeline="policy=fblayout target=$t optimizer=$optimizer" |
+      --fbl-training-pipeline="policy=fblayout target=$t optimizer=$optimizer${FBL_PIPELINE_EXTRA:+ $FBL_PIPELINE_EXTRA}" |
       "$build/bin/fbl-translate" --fbl-to-opencl -o "$stage/steps/$name-$storage"
   done
   rm "$stage/$name.mlir"

@@ -3,7 +3,8 @@
 # RUN: %python %s %fbl_src_root/test/E2E/Inputs/lora-two-layer-lm.mlir %t.lora.mlir | FileCheck %s
 #
 # LoRA on the local device (PoCL): with B = 0 the adapted model's loss is
-# the base model's, bit for bit; AdamW on the adapters lowers the loss; the
+# the base model's (within 4 ulp: the graphs differ, so do the kernels that
+# sum the norms' statistics); AdamW on the adapters lowers the loss; the
 # step updates the adapters only, and the frozen weights on the device are
 # bitwise what was uploaded (a fresh session given the uploaded weights and
 # the trained adapters computes the same loss, to the bit).
@@ -56,7 +57,13 @@ with fbl.Session(grad_bundle, "cpu") as lora:
             assert bound == np.float32(1 / np.sqrt(shape[1])), init
             inputs.append(rng.uniform(-bound, bound, shape).astype(np.float32))
     lora_loss = lora.run(inputs)[0]
-    assert lora_loss.tobytes() == base_loss.tobytes(), (lora_loss, base_loss)
+    # Equal up to the order of sums: the two graphs read the norms'
+    # statistics differently (the base model's weight gradients read them
+    # too), so the compiler sums them in different kernels (a row kernel's
+    # tree, a per-texel kernel's sequence).
+    assert abs(float(lora_loss) - float(base_loss)) <= \
+        4 * np.finfo(np.float32).eps * abs(float(base_loss)), \
+        (lora_loss, base_loss)
     print(f"B = 0: loss {float(lora_loss):.6f} equals the base model's")
 
 with fbl.Session(step_bundle, "cpu") as s:

@@ -289,8 +289,6 @@ def main():
         ok = True
         print(f"e2e @{name}_{'step' if args.optimizer else 'grad'} "
               f"policy={args.policy} target={args.target}: " + first_line)
-        with open(os.path.join(bundle, "kernels.cl")) as f:
-            print(f"  row kernels: {len(re.findall(r'void k[0-9]+_rows[(]', f.read()))}")
         for variant in range(1, most_variants(bundle) + 1):
             _, variant_results = run_bundle(args.fbl_run, bundle, inputs, tmp,
                                             args.device, variant)

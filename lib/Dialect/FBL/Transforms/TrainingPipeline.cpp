@@ -65,7 +65,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     FBLLowerToKernelsPassOptions lower;
     lower.cse = true;
     lower.fold = true;
-    lower.rows = options.fuse;
+    lower.rows = options.fuse && options.rows;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     if (options.fuse && options.merge)
       pm.addPass(createFBLMergeDispatchesPass());

@@ -68,6 +68,12 @@ struct TrainingPipelineOptions
                                     "per-kernel profiles want (fuse=false "
                                     "merges none either)"),
                      llvm::cl::init(true)};
+  Option<bool> rows{*this, "rows",
+                    llvm::cl::desc("Compute each row group (a softmax, its "
+                                   "backward) as one kernel with a "
+                                   "work-group per row (fbl-lower-to-kernels "
+                                   "rows; only where fuse is on)"),
+                    llvm::cl::init(true)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),

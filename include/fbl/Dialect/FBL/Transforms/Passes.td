@@ -553,6 +553,14 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     `local_tiled_gemm`. Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
 
+    With `rows`, each row group (`matchRowGroups`: reductions over the
+    last loop of a row that only ops over the same rows read, per-row ops
+    between them, and the elementwise ops reading them back along the row,
+    as a softmax and its backward are) is one kernel with a work-group per
+    row: its work-items stride along the row a texel at a time, reduce
+    their partials in local memory, and store the elementwise results by
+    texels along the row; the row values never leave the kernel.
+
     Ops that repeat an earlier op (the same op, attributes, body, operand
     types and layouts and captured values: the layers of a model) get a
     copy of its kernels instead of a lowering of their own. With `cse`,
