@@ -585,6 +585,13 @@ int64_t RowGroup::numRows() const {
   return n;
 }
 
+int64_t RowGroup::numGroups() const {
+  if (packedRow < 0)
+    return numRows();
+  return numRows() / rows[packedRow] *
+         llvm::divideCeil(rows[packedRow], fl::kTexelChannels);
+}
+
 int64_t RowGroup::groupSize() const {
   uint64_t texels = llvm::divideCeil(length, fl::kTexelChannels);
   return std::min<int64_t>(llvm::PowerOf2Ceil(texels), 128);
@@ -669,6 +676,26 @@ static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
   return RowRole::Elementwise;
 }
 
+/// How a row kernel can store a tensor of `type` written through `map` (the
+/// op's loops, or a row value's row loops): nullopt where it cannot, -1
+/// where a work-group of one row can (whole texels along the row, loop
+/// `rowLoop`, or a buffer), else the row loop along which its texels pack 4
+/// rows (a work-group of 4 rows along it can).
+static std::optional<int> rowStorage(RankedTensorType type, AffineMap map,
+                                     int rowLoop) {
+  if (isa<BufferLayoutAttr>(type.getEncoding()))
+    return -1;
+  int packed = layoutOf(type, type.getEncoding()).packedDim();
+  if (packed < 0)
+    return std::nullopt;
+  auto d = dyn_cast<AffineDimExpr>(map.getResult(packed));
+  if (!d)
+    return std::nullopt;
+  if (static_cast<int>(d.getPosition()) == rowLoop)
+    return -1;
+  return d.getPosition();
+}
+
 SmallVector<RowGroup>
 mlir::fbl::matchRowGroups(Block &block,
                           function_ref<bool(Operation *)> unavailable,
@@ -715,31 +742,35 @@ mlir::fbl::matchRowGroups(Block &block,
     roles[&op] = *role;
   }
 
-  // Whether the kernel can store `op`'s result row by row: whole texels
-  // along the row (its last loop), or elements of a buffer.
-  auto storableByRows = [&](linalg::LinalgOp op) {
+  // How a sink's result is stored (rowStorage).
+  auto sinkStorage = [&](Operation *op) -> std::optional<int> {
+    auto l = cast<linalg::LinalgOp>(op);
     OpResult r = op->getResult(0);
-    auto type = cast<RankedTensorType>(r.getType());
-    AffineMap out = op.getIndexingMapMatchingResult(r);
+    AffineMap out = l.getIndexingMapMatchingResult(r);
     if (!out.isPermutation())
-      return false;
-    if (isa<BufferLayoutAttr>(type.getEncoding()))
-      return true;
-    int packed = layoutOf(type, type.getEncoding()).packedDim();
-    return packed >= 0 && out.getDimPosition(packed) == op.getNumLoops() - 1;
+      return std::nullopt;
+    return rowStorage(cast<RankedTensorType>(r.getType()), out,
+                      l.getNumLoops() - 1);
+  };
+  // How a row value is stored where something outside reads it.
+  auto valueStorage = [&](Value v) {
+    return rowStorage(cast<RankedTensorType>(v.getType()),
+                      values.lookup(v).rowMap, -1);
   };
   // Whether `use` reads row value `rv` at the row it computes: the reader
   // runs over the same rows (and, unless it is a per-row scalar op, a row
   // of the same length last) and indexes the value by its row loops as the
-  // producer wrote it. Reductions and scalar ops must keep their results
-  // in the kernel; elementwise ops must store theirs by rows.
+  // producer wrote it; a reduction or scalar op whose result is a row value,
+  // or an elementwise op the kernel can store. Any other use reads the
+  // value from memory: the kernel stores it.
   auto readsRow = [&](OpOperand &use, const RowValue &rv) {
     auto q = dyn_cast<linalg::LinalgOp>(use.getOwner());
     auto role = roles.find(use.getOwner());
     if (!q || role == roles.end() || !q.isDpsInput(&use))
       return false;
-    if (role->second == RowRole::Elementwise ? !storableByRows(q)
-                                             : !values.count(q->getResult(0)))
+    if (role->second == RowRole::Elementwise
+            ? !sinkStorage(q)
+            : !values.count(q->getResult(0)))
       return false;
     SmallVector<int64_t> ranges = q.getStaticLoopRanges();
     unsigned p = rv.rows.size();
@@ -753,61 +784,123 @@ mlir::fbl::matchRowGroups(Block &block,
       return false;
     return AffineMap::get(p, 0, m.getResults(), ctx) == rv.rowMap;
   };
-  // A row value that any other op reads is stored by a kernel of its own;
+  // Users of `v` that read it from memory, and whether every other op that
+  // reads it is a member (of some kernel).
+  auto outsideUsers = [&](Value v) {
+    SmallVector<Operation *> users;
+    const RowValue &rv = values.find(v)->second;
+    for (OpOperand &use : v.getUses())
+      if (!readsRow(use, rv))
+        users.push_back(use.getOwner());
+    return users;
+  };
+  // A row value read outside that the kernel cannot store, or that an op
+  // of a kernel reads from memory, is stored by a kernel of its own; then
   // so are those only its kernel would have kept.
   auto keepRowValues = [&] {
     for (bool changed = true; changed;) {
       changed = false;
       for (Value v : order) {
-        auto it = values.find(v);
-        if (it == values.end() ||
-            llvm::all_of(v.getUses(), [&](OpOperand &use) {
-              return readsRow(use, it->second);
-            }))
+        if (!values.count(v))
           continue;
-        values.erase(it);
+        SmallVector<Operation *> users = outsideUsers(v);
+        if (users.empty() ||
+            (valueStorage(v) && llvm::none_of(users, [&](Operation *u) {
+              return roles.count(u);
+            })))
+          continue;
+        values.erase(v);
         changed = true;
       }
     }
   };
 
-  // The row values an op needs: those it reads, and theirs.
+  // The row values an op needs: those it reads at its row, and theirs.
   auto coneOf = [&](linalg::LinalgOp op,
                     llvm::SmallPtrSetImpl<Operation *> &cone) {
     SmallVector<Operation *> work = {op};
     while (!work.empty()) {
-      Operation *x = work.pop_back_val();
-      for (Value v : cast<linalg::LinalgOp>(x).getDpsInputs())
-        if (values.count(v) && cone.insert(v.getDefiningOp()).second)
-          work.push_back(v.getDefiningOp());
+      auto x = cast<linalg::LinalgOp>(work.pop_back_val());
+      for (OpOperand *in : x.getDpsInputOperands()) {
+        auto it = values.find(in->get());
+        if (it != values.end() && readsRow(*in, it->second) &&
+            cone.insert(in->get().getDefiningOp()).second)
+          work.push_back(in->get().getDefiningOp());
+      }
     }
   };
   struct Kernel {
     llvm::SmallPtrSet<Operation *, 8> members;
     /// Its first sink, where it goes.
     Operation *place;
+    int packedRow = -1;
+    /// The row values it stores (those read outside that no kernel before
+    /// it stores).
+    SmallVector<Value> stores;
   };
-  // Whether all that `k`'s members read from outside is there at its place.
-  auto placeable = [&](const Kernel &k) {
-    for (Operation *m : k.members)
-      for (Value v : cast<linalg::LinalgOp>(m).getDpsInputs()) {
-        if (!isa<ShapedType>(v.getType()) || values.count(v))
+  // Whether `k` can go at its place, given the row values kernels before it
+  // store: what its members read from outside is there, what reads the row
+  // values it stores comes after, and its stores agree on the rows a
+  // work-group takes. Sets its packedRow and stores.
+  auto placeable = [&](Kernel &k, const llvm::DenseSet<Value> &earlier) {
+    std::optional<int> packedRow;
+    auto agree = [&](std::optional<int> storage) {
+      if (!storage)
+        return false;
+      if (*storage < 0)
+        return true;
+      if (packedRow && *packedRow != *storage)
+        return false;
+      packedRow = *storage;
+      return true;
+    };
+    k.stores.clear();
+    for (Operation &op : block) {
+      if (!k.members.contains(&op))
+        continue;
+      if (roles.lookup(&op) == RowRole::Elementwise &&
+          !agree(sinkStorage(&op)))
+        return false;
+      Value r = op.getResult(0);
+      if (values.count(r) && !earlier.contains(r)) {
+        SmallVector<Operation *> users = outsideUsers(r);
+        if (!users.empty()) {
+          if (!agree(valueStorage(r)) ||
+              llvm::any_of(users, [&](Operation *u) {
+                return u->getBlock() != &block || !k.place->isBeforeInBlock(u);
+              }))
+            return false;
+          k.stores.push_back(r);
+        }
+      }
+      for (Value v : cast<linalg::LinalgOp>(op).getDpsInputs()) {
+        if (!isa<ShapedType>(v.getType()) ||
+            (values.count(v) && k.members.contains(v.getDefiningOp())))
           continue;
         Operation *def = v.getDefiningOp();
         if (unreadable(v) || (def && def->getBlock() == &block &&
                               !def->isBeforeInBlock(k.place)))
           return false;
       }
+    }
+    k.packedRow = packedRow.value_or(-1);
     return true;
   };
-  // One kernel per elementwise op that reads row values (a sink), with the
-  // ops computing them; a sink whose kernel would compute a row value in
-  // common with the previous kernel joins it where all it reads is there
-  // at that kernel's place. A row value two kernels need is computed in
-  // both. A sink that fits no kernel (what it reads comes after it, as the
-  // row values it reads would have to be stored) stores its row values:
-  // the kernels are formed again without them.
+  // The row values the kernels store, but the last `skip`.
   SmallVector<Kernel> kernels;
+  auto storedBy = [&](size_t skip) {
+    llvm::DenseSet<Value> earlier;
+    for (size_t i = 0; i + skip < kernels.size(); ++i)
+      earlier.insert(kernels[i].stores.begin(), kernels[i].stores.end());
+    return earlier;
+  };
+  // One kernel per sink (an elementwise op reading row values at its row),
+  // with the ops computing them; a sink whose kernel would compute a row
+  // value in common with the previous kernel joins it where the joint
+  // kernel can go at that one's place. A row value two kernels need is
+  // computed in both (and stored by the first). A sink that fits no kernel
+  // (what it reads comes after it, its stores disagree) stores the row
+  // values it reads: the kernels are formed again without them.
   for (bool formed = false; !formed;) {
     keepRowValues();
     kernels.clear();
@@ -817,24 +910,23 @@ mlir::fbl::matchRowGroups(Block &block,
       if (role == roles.end() || role->second != RowRole::Elementwise)
         continue;
       auto sink = cast<linalg::LinalgOp>(op);
-      if (llvm::none_of(sink.getDpsInputs(),
-                        [&](Value v) { return values.count(v); }))
-        continue;
       Kernel k;
       k.place = &op;
       k.members.insert(&op);
       coneOf(sink, k.members);
+      if (k.members.size() == 1)
+        continue;
       if (!kernels.empty() && llvm::any_of(k.members, [&](Operation *m) {
             return m != &op && kernels.back().members.contains(m);
           })) {
         Kernel joint = kernels.back();
         joint.members.insert(k.members.begin(), k.members.end());
-        if (placeable(joint)) {
+        if (placeable(joint, storedBy(1))) {
           kernels.back() = std::move(joint);
           continue;
         }
       }
-      if (placeable(k)) {
+      if (placeable(k, storedBy(0))) {
         kernels.push_back(std::move(k));
         continue;
       }
@@ -851,7 +943,10 @@ mlir::fbl::matchRowGroups(Block &block,
     for (Operation &op : block)
       if (k.members.contains(&op))
         g.members.push_back(cast<linalg::LinalgOp>(op));
+    for (Value v : k.stores)
+      g.storedRowValues.push_back(cast<linalg::LinalgOp>(v.getDefiningOp()));
     g.place = k.place;
+    g.packedRow = k.packedRow;
     SmallVector<int64_t> ranges =
         cast<linalg::LinalgOp>(k.place).getStaticLoopRanges();
     g.length = ranges.pop_back_val();

@@ -154,13 +154,13 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
-// A reduction something else reads too (here: returned) is stored by a
-// kernel of its own, and its readers read it: no row kernel.
+// A reduction something else reads too (here: returned) is stored by the
+// row kernel, a texel of 4 rows per work-group (6 rows: 2 groups).
 
 // CHECK-LABEL: func.func @reduction_read_elsewhere(
-// CHECK:         fbl.dispatch @k0_generic
-// CHECK:         fbl.dispatch @k1_generic
-// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows {{.*}} grid [8, 1, 1] workgroup [4, 1, 1]
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]#0, %[[K]]#1
 #p1 = #fbl.channel_packed<packed = 1>
 #p0 = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>
@@ -190,13 +190,14 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // -----
 
 // An elementwise reader whose result is packed along a row dim (a texel
-// holds 4 rows, which one work-group cannot write alone) keeps the
-// reduction stored.
+// holds 4 rows): a work-group takes 4 rows and stores texels of them, one
+// per element along the row.
 
 // CHECK-LABEL: func.func @packed_across_rows(
-// CHECK:         fbl.dispatch @k0_generic
-// CHECK:         fbl.dispatch @k1_generic
-// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+// CHECK:         fbl.dispatch @k0_rows {{.*}} grid [8, 1, 1] workgroup [4, 1, 1]
+// CHECK:           scf.for
+// CHECK-COUNT-4:     fbl.store_texel %{{.*}} : tensor<6x12xf32, #fbl.channel_packed<packed = 0>>
+// CHECK-NOT:     fbl.dispatch
 #p1 = #fbl.channel_packed<packed = 1>
 #p0 = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>
@@ -276,5 +277,112 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
       linalg.yield %r : f32
     } -> tensor<6x12xf32, #p1>
     return %g : tensor<6x12xf32, #p1>
+  }
+}
+
+// -----
+
+// A norm's statistic read outside (by a sum over the rows: its weight's
+// gradient) is stored by the row kernel. Its image packs 4 rows into a
+// texel, so a work-group takes 4 neighbouring rows (10 rows: 3 groups, the
+// last with 2 rows): 4 partials per work-item, 4 trees, one texel of
+// statistics stored by the first work-item. The normalized rows, packed
+// along the rows too, are stored as texels of the 4 rows.
+
+// CHECK-LABEL: func.func @stored_statistic(
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows {{.*}} outs(%{{.*}}, %{{.*}} : tensor<10x16xf32, #fbl.channel_packed<packed = 0>>, tensor<10xf32, #fbl.channel_packed<packed = 0>>) grid [12, 1, 1] workgroup [4, 1, 1]
+// CHECK:           memref.alloca() : memref<16xf32, 3>
+// CHECK:           scf.for {{.*}} iter_args({{.*}}, {{.*}}, {{.*}}, {{.*}}) -> (f32, f32, f32, f32)
+// CHECK-COUNT-4:   fbl.load_texel %{{.*}} : tensor<10x16xf32, #fbl.channel_packed<packed = 1>>
+// CHECK:           }
+// CHECK:           scf.if
+// CHECK:             fbl.store_texel %{{.*}} : tensor<10xf32, #fbl.channel_packed<packed = 0>>
+// CHECK:           scf.for
+// CHECK-COUNT-4:     fbl.store_texel %{{.*}} : tensor<10x16xf32, #fbl.channel_packed<packed = 0>>
+// CHECK:         fbl.dispatch @k1_generic ins(%{{.*}}, %[[K]]#1 :
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @stored_statistic(%x: tensor<10x16xf32, #p1>) -> (tensor<10x16xf32, #p0>, tensor<16xf32, #p0>) {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<10xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<10xf32, #p0>) -> tensor<10xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<10x16xf32, #p1>) outs(%s0 : tensor<10xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %q = arith.mulf %a, %a : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<10xf32, #p0>
+    %ye = tensor.empty() : tensor<10x16xf32, #p0>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<10x16xf32, #p1>, tensor<10xf32, #p0>) outs(%ye : tensor<10x16xf32, #p0>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = math.rsqrt %b : f32
+      %n = arith.mulf %a, %r : f32
+      linalg.yield %n : f32
+    } -> tensor<10x16xf32, #p0>
+    %ge = tensor.empty() : tensor<16xf32, #p0>
+    %g0 = linalg.fill ins(%zero : f32) outs(%ge : tensor<16xf32, #p0>) -> tensor<16xf32, #p0>
+    %g = linalg.generic {indexing_maps = [#id, #row, #col], iterator_types = ["reduction", "parallel"]}
+        ins(%x, %s : tensor<10x16xf32, #p1>, tensor<10xf32, #p0>) outs(%g0 : tensor<16xf32, #p0>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %r = math.rsqrt %b : f32
+      %n = arith.mulf %a, %r : f32
+      %t = arith.addf %acc, %n : f32
+      linalg.yield %t : f32
+    } -> tensor<16xf32, #p0>
+    return %y, %g : tensor<10x16xf32, #p0>, tensor<16xf32, #p0>
+  }
+}
+
+// -----
+
+// A sum read back along the row by one op and along the other dim by
+// another (over [12, 6]: its rows are columns there, which no row kernel
+// computing the sum holds): it is stored by a kernel of its own, and both
+// read it.
+
+// CHECK-LABEL: func.func @read_across(
+// CHECK:         fbl.dispatch @k0_generic
+// CHECK:         fbl.dispatch @k1_generic
+// CHECK:         fbl.dispatch @k2_generic
+// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#tr = affine_map<(j, i) -> (i, j)>
+#col = affine_map<(j, i) -> (i)>
+#id2 = affine_map<(j, i) -> (j, i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @read_across(%x: tensor<6x12xf32, #p1>) -> (tensor<6x12xf32, #p1>, tensor<12x6xf32, #p1>) {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %te = tensor.empty() : tensor<12x6xf32, #p1>
+    %t = linalg.generic {indexing_maps = [#tr, #col, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%te : tensor<12x6xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.mulf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<12x6xf32, #p1>
+    return %y, %t : tensor<6x12xf32, #p1>, tensor<12x6xf32, #p1>
   }
 }

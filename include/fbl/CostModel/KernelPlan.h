@@ -120,35 +120,44 @@ struct ReductionCombiner {
 std::optional<ReductionCombiner> matchReductionCombiner(linalg::LinalgOp op);
 
 /// Ops that one row kernel computes: reductions over the last loop of a row
-/// (a softmax's maximum and sum, a backward's sum of dy * y), the
-/// elementwise ops over the same rows that read them broadcast along the
-/// row, and per-row scalar ops between them. A work-group runs a row: its
-/// work-items stride along it, reduce in local memory, and every value per
-/// row stays in the kernel. Only the elementwise members' results are
-/// stored (each row's texels, packed along the row).
+/// (a softmax's maximum and sum, a norm's statistics, a backward's sum of
+/// dy * y), the elementwise ops over the same rows that read them broadcast
+/// along the row (the sinks), and per-row scalar ops between them. A
+/// work-group runs one row, or 4 neighbouring rows where a tensor the
+/// kernel stores packs 4 rows into a texel; its work-items stride along
+/// the row a texel at a time and reduce in local memory. The sinks' results
+/// are stored; a row value is stored too where something outside the
+/// group reads it (a norm's statistics for its weight's gradient).
 struct RowGroup {
   /// In block order. A reduction two groups read is a member of both (each
-  /// kernel computes it).
+  /// kernel computes it; the first stores it where it is stored).
   SmallVector<linalg::LinalgOp> members;
-  /// Where the kernel goes: its first elementwise member.
+  /// The reductions and per-row ops whose results this kernel stores.
+  SmallVector<linalg::LinalgOp> storedRowValues;
+  /// Where the kernel goes: its first sink.
   Operation *place;
   /// The ranges of the row loops (every loop but the last: the row).
   SmallVector<int64_t> rows;
   int64_t length;
+  /// The row loop along which a work-group takes 4 neighbouring rows (a
+  /// stored tensor packs 4 rows into a texel along it); -1: one row.
+  int packedRow = -1;
 
+  int64_t rowsPerGroup() const { return packedRow < 0 ? 1 : 4; }
   int64_t numRows() const;
-  /// The work-items of a row's work-group: enough to give each one texel
-  /// of the row (a power of two, at most 128; longer rows take turns).
+  /// The work-groups: one per row, or per 4 rows along packedRow.
+  int64_t numGroups() const;
+  /// The work-items of a work-group: enough to give each one texel of the
+  /// row (a power of two, at most 128; longer rows take turns).
   int64_t groupSize() const;
 };
 
-/// The row groups among the top-level ops of `block`: the reductions over
-/// a last loop read only by ops over the same rows (through the same index
-/// of the row), with the elementwise ops that read them. `unavailable` excludes
-/// ops from groups (GEMMs, ops another kernel computes); a group reads no
-/// tensor that is `unreadable` (a copy other kernels read through). Every
-/// tensor a group reads is defined before its first member, where its
-/// kernel goes.
+/// The row groups among the top-level ops of `block`. `unavailable`
+/// excludes ops from groups (GEMMs, ops another kernel computes); a group
+/// reads no tensor that is `unreadable` (a copy other kernels read
+/// through). Every tensor a group reads is defined before its first sink,
+/// where its kernel goes, and everything that reads what it stores comes
+/// after.
 SmallVector<RowGroup>
 matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
                function_ref<bool(Value)> unreadable);

@@ -2,15 +2,17 @@
 //
 // The row kernel of fbl-lower-to-kernels: the ops of a row group
 // (matchRowGroups: a softmax's maximum, sum and normalization; a softmax
-// backward's sum of dy * y and its dx) as one kernel with a work-group per
-// row. Its work-items stride along the row a texel at a time; a reduction
+// backward's sum of dy * y and its dx; a norm's statistics and the
+// normalized rows) as one kernel with a work-group per row, or per 4
+// neighbouring rows where a tensor it stores packs 4 rows into a texel.
+// Its work-items stride along the row a texel at a time; a reduction
 // accumulates in registers, then the work-group combines its partials in
 // local memory (a tree of halvings, one barrier a level) and every
 // work-item reads the row's value back. Elementwise members store their
-// row's texels as they compute them. Values per row never leave the
-// kernel: a softmax forward reads its scores once from memory (later
-// passes over the row hit the cache) instead of once per kernel, and three
-// launches become one.
+// rows' texels as they compute them; a row value read outside is stored by
+// the work-group's first work-item. A softmax forward reads its scores
+// once from memory (later passes over the row hit the cache) instead of
+// once per kernel, and three launches become one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +36,8 @@ namespace {
 class RowKernelEmitter {
 public:
   RowKernelEmitter(KernelBuilder &kb, const RowGroup &group)
-      : kb(kb), b(kb.b), loc(kb.loc), a{kb.b, kb.loc}, group(group) {}
+      : kb(kb), b(kb.b), loc(kb.loc), a{kb.b, kb.loc}, group(group),
+        rowLoop(group.rows.size()), numRows(group.rowsPerGroup()) {}
 
   LogicalResult emit();
 
@@ -42,42 +45,55 @@ public:
   llvm::DenseMap<Operation *, unsigned> outputOf;
 
 private:
-  /// A member's tensor input at a step over the row: its texel (read once
-  /// for the 4 iterations of the step, where its packed dim is the row's)
-  /// or, per iteration, its element.
+  /// A member's tensor input at loop values `ivs` (row `r` of the
+  /// work-group, iteration `lane` of the step along the row).
   Value inputAt(linalg::LinalgOp op, OpOperand &operand, ValueRange ivs,
-                unsigned lane);
+                unsigned r, unsigned lane);
   /// The member's body at loop values `ivs`; `acc` is its accumulator
-  /// (reductions). Null on failure (with a diagnostic).
-  Value body(linalg::LinalgOp op, ValueRange ivs, unsigned lane, Value acc);
+  /// (reductions). Null on failure.
+  Value body(linalg::LinalgOp op, ValueRange ivs, unsigned r, unsigned lane,
+             Value acc);
   /// The index `map` gives at loop values `ivs`.
   SmallVector<Value> indexAt(AffineMap map, ValueRange ivs);
-
+  /// Loop values of row `r`, iteration `lane` of the step at row texel `t`
+  /// (past a row that ends inside its last texel: its last element).
+  SmallVector<Value> rowIvs(unsigned r, Value t, unsigned lane);
+  /// Whether iteration `lane` of the step at `t` lies in the row (null:
+  /// always).
+  Value laneInside(Value t, unsigned lane);
+  /// `then` under `cond` (null: always).
+  void guarded(Value cond, function_ref<void()> then);
   /// The work-group's partials combined (a tree of halvings in local
-  /// memory), as every work-item reads it.
-  Value reduceInGroup(Value partial, function_ref<Value(Value, Value)> combine);
+  /// memory), as every work-item reads them: one per row.
+  SmallVector<Value> reduceInGroup(ArrayRef<Value> partials,
+                                   function_ref<Value(Value, Value)> combine);
+  /// Stores a row value's `values` (one per row), by the first work-item.
+  void storeRowValue(linalg::LinalgOp op, ArrayRef<Value> values);
 
   LogicalResult emitScalar(linalg::LinalgOp op);
   LogicalResult emitReduction(linalg::LinalgOp op);
   LogicalResult emitElementwise(linalg::LinalgOp op);
-  /// Loop values of iteration `lane` of the step at row texel `t`.
-  SmallVector<Value> rowIvs(Value t, unsigned lane);
 
   KernelBuilder &kb;
   OpBuilder &b;
   Location loc;
   Addressing a;
   const RowGroup &group;
-  /// The row's index along each row loop, the work-item's place in the
-  /// work-group, and the work-group's local memory.
-  SmallVector<Value> row;
+  unsigned rowLoop;
+  int64_t numRows;
+  /// Per row of the work-group: its index along each row loop (the last
+  /// row along packedRow where the rows run past it), and whether it is a
+  /// row (null: always); `base` is the first row's.
+  SmallVector<SmallVector<Value>> row;
+  SmallVector<Value> rowValid;
+  SmallVector<Value> base;
   Value item, scratch;
   /// Values per row: the results of reductions and scalar members.
-  llvm::DenseMap<Value, Value> rowValues;
-  /// Texels read at the current step (per operand), and values from above
-  /// the bodies cloned once for the kernel.
-  llvm::DenseMap<OpOperand *, Value> texels;
+  llvm::DenseMap<Value, SmallVector<Value>> rowValues;
+  /// Texels read at the current step, per operand and row (or iteration).
+  llvm::DenseMap<std::pair<OpOperand *, unsigned>, Value> texels;
   Value step;
+  /// Values from above the bodies, cloned once for the kernel.
   IRMapping shared;
   bool failedBody = false;
 };
@@ -94,56 +110,80 @@ SmallVector<Value> RowKernelEmitter::indexAt(AffineMap map, ValueRange ivs) {
   return idx;
 }
 
-SmallVector<Value> RowKernelEmitter::rowIvs(Value t, unsigned lane) {
-  SmallVector<Value> ivs(row);
+Value RowKernelEmitter::laneInside(Value t, unsigned lane) {
+  if (group.length % fl::kTexelChannels == 0 || lane == 0)
+    return Value();
+  return a.lt(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)), group.length);
+}
+
+SmallVector<Value> RowKernelEmitter::rowIvs(unsigned r, Value t,
+                                            unsigned lane) {
+  SmallVector<Value> ivs(row[r]);
   Value i = a.add(a.mul(t, fl::kTexelChannels), a.c(lane));
-  // Past a row that ends inside its last texel: read the row's last element
-  // (the value is dropped).
-  if (group.length % fl::kTexelChannels && lane > 0) {
-    Value inside = a.lt(i, group.length);
+  if (Value inside = laneInside(t, lane))
     i = arith::SelectOp::create(b, loc, inside, i, a.c(group.length - 1));
-  }
   ivs.push_back(i);
   return ivs;
 }
 
+void RowKernelEmitter::guarded(Value cond, function_ref<void()> then) {
+  if (!cond)
+    return then();
+  auto branch = scf::IfOp::create(b, loc, cond, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  then();
+}
+
 Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
-                                ValueRange ivs, unsigned lane) {
+                                ValueRange ivs, unsigned r, unsigned lane) {
   Value v = operand.get();
   if (auto it = rowValues.find(v); it != rowValues.end())
-    return it->second;
+    return it->second[r];
   Value handle = kb.inputHandle(kb.addInput(v));
   auto type = cast<RankedTensorType>(v.getType());
   AffineMap map = op.getMatchingIndexingMap(&operand);
-  unsigned rowLoop = group.rows.size();
-  // Packed along the row: one texel holds the step's 4 iterations.
-  if (op.getNumLoops() > rowLoop &&
-      !isa<BufferLayoutAttr>(type.getEncoding())) {
+  auto texelType = VectorType::get({4}, b.getF32Type());
+  if (op.getNumLoops() > rowLoop && !isa<BufferLayoutAttr>(type.getEncoding())) {
     int packed = layoutOf(type, type.getEncoding()).packedDim();
-    if (packed >= 0 && map.getResult(packed) == b.getAffineDimExpr(rowLoop)) {
-      Value &texel = texels[&operand];
+    AffineExpr along = packed >= 0 ? map.getResult(packed) : AffineExpr();
+    // Packed along the row: one texel holds the step's 4 iterations.
+    if (along && along == b.getAffineDimExpr(rowLoop)) {
+      Value &texel = texels[{&operand, r}];
       if (!texel) {
         SmallVector<Value> first(ivs);
         first.back() = a.mul(step, fl::kTexelChannels);
-        std::array<Value, 4> t = a.texelOf(type, indexAt(map, first));
-        texel =
-            LoadTexelOp::create(b, loc, VectorType::get({4}, b.getF32Type()),
-                                handle, t[0], t[1], t[2]);
+        std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
+        texel = LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1],
+                                    at[2]);
       }
       return vector::ExtractOp::create(b, loc, texel, lane);
+    }
+    // Packed along the rows the work-group takes: one texel holds its rows.
+    if (along && group.packedRow >= 0 &&
+        along == b.getAffineDimExpr(group.packedRow)) {
+      Value &texel = texels[{&operand, numRows + lane}];
+      if (!texel) {
+        SmallVector<Value> first(base);
+        first.push_back(ivs.back());
+        std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
+        texel = LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1],
+                                    at[2]);
+      }
+      return vector::ExtractOp::create(b, loc, texel, r);
     }
   }
   return a.load(handle, indexAt(map, ivs));
 }
 
-Value RowKernelEmitter::body(linalg::LinalgOp op, ValueRange ivs, unsigned lane,
-                             Value acc) {
+Value RowKernelEmitter::body(linalg::LinalgOp op, ValueRange ivs, unsigned r,
+                             unsigned lane, Value acc) {
   Block &block = op->getRegion(0).front();
   IRMapping mapping;
   for (OpOperand *in : op.getDpsInputOperands()) {
     BlockArgument arg = block.getArgument(in->getOperandNumber());
     if (isa<RankedTensorType>(in->get().getType())) {
-      mapping.map(arg, inputAt(op, *in, ivs, lane));
+      mapping.map(arg, inputAt(op, *in, ivs, r, lane));
       continue;
     }
     FailureOr<Value> scalar = cloneScalar(in->get(), kb, shared);
@@ -186,11 +226,58 @@ Value RowKernelEmitter::body(linalg::LinalgOp op, ValueRange ivs, unsigned lane,
   return mapping.lookupOrDefault(yield->getOperand(0));
 }
 
+void RowKernelEmitter::storeRowValue(linalg::LinalgOp op,
+                                     ArrayRef<Value> values) {
+  auto it = outputOf.find(op);
+  if (it == outputOf.end())
+    return;
+  Value handle = kb.outputHandle(it->second);
+  OpResult result = op->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  AffineMap out = op.getIndexingMapMatchingResult(result);
+  // The row loop (reductions) indexes no element of it.
+  auto ivsOf = [&](ArrayRef<Value> at) {
+    SmallVector<Value> ivs(at);
+    if (op.getNumLoops() > rowLoop)
+      ivs.push_back(a.c(0));
+    return ivs;
+  };
+  guarded(a.lt(item, 1), [&] {
+    if (isa<BufferLayoutAttr>(type.getEncoding())) {
+      for (unsigned r = 0; r < numRows; ++r)
+        guarded(rowValid[r], [&] {
+          StoreElementOp::create(b, loc, values[r], handle,
+                                 a.linear(type, indexAt(out, ivsOf(row[r]))));
+        });
+      return;
+    }
+    // A texel of the work-group's rows (one row: the matcher stores only
+    // into buffers then); rows past the end are padding, written as zero.
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    SmallVector<Value> channels;
+    for (unsigned r = 0; r < fl::kTexelChannels; ++r)
+      channels.push_back(r >= numRows ? zero
+                         : rowValid[r]
+                             ? Value(arith::SelectOp::create(
+                                   b, loc, rowValid[r], values[r], zero))
+                             : values[r]);
+    std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivsOf(base)));
+    Value texel = vector::FromElementsOp::create(
+        b, loc, VectorType::get({4}, b.getF32Type()), channels);
+    StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
+  });
+}
+
 LogicalResult RowKernelEmitter::emitScalar(linalg::LinalgOp op) {
-  Value v = body(op, row, 0, Value());
-  if (!v)
-    return failure();
-  rowValues[op->getResult(0)] = v;
+  SmallVector<Value> values;
+  for (unsigned r = 0; r < numRows; ++r) {
+    Value v = body(op, row[r], r, 0, Value());
+    if (!v)
+      return failure();
+    values.push_back(v);
+  }
+  storeRowValue(op, values);
+  rowValues[op->getResult(0)] = values;
   return success();
 }
 
@@ -198,33 +285,30 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
   ReductionCombiner combiner = *matchReductionCombiner(op);
   int64_t size = group.groupSize();
   int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
-  // Each work-item's partial over the texels it strides to, from the
+  // Each work-item's partials over the texels it strides to, from the
   // combiner's neutral element (the op's initial value joins once, last).
-  Value start = arith::ConstantOp::create(b, loc, combiner.neutral);
-  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size),
-                                 ValueRange{start});
+  SmallVector<Value> start(numRows,
+                           arith::ConstantOp::create(b, loc, combiner.neutral));
+  auto loop =
+      scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), start);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     texels.clear();
     Value t = step = loop.getInductionVar();
-    Value acc = loop.getRegionIterArgs()[0];
-    for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-      SmallVector<Value> ivs = rowIvs(t, lane);
-      Value next = body(op, ivs, lane, acc);
-      if (!next)
-        return failure();
-      if (group.length % fl::kTexelChannels && lane > 0) {
-        Value i = a.add(a.mul(t, fl::kTexelChannels), a.c(lane));
-        next =
-            arith::SelectOp::create(b, loc, a.lt(i, group.length), next, acc);
+    SmallVector<Value> accs(loop.getRegionIterArgs());
+    for (unsigned r = 0; r < numRows; ++r)
+      for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+        Value next = body(op, rowIvs(r, t, lane), r, lane, accs[r]);
+        if (!next)
+          return failure();
+        if (Value inside = laneInside(t, lane))
+          next = arith::SelectOp::create(b, loc, inside, next, accs[r]);
+        accs[r] = next;
       }
-      acc = next;
-    }
-    scf::YieldOp::create(b, loc, acc);
+    scf::YieldOp::create(b, loc, accs);
     texels.clear();
   }
-  // The work-group's partials, halved level by level.
   auto combine = [&](Value acc, Value x) {
     SmallVector<Value> operands(2);
     operands[combiner.accPos] = acc;
@@ -234,38 +318,49 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
                 TypeRange{acc.getType()}, combiner.op->getAttrs())
         ->getResult(0);
   };
-  Value total = loop.getResult(0);
+  SmallVector<Value> totals(loop.getResults());
   if (size > 1)
-    total = reduceInGroup(total, combine);
+    totals = reduceInGroup(totals, combine);
   // The op's initial value joins once, where it is not the neutral one.
   TypedAttr init = initConstant(op);
   if (init != combiner.neutral)
-    total = combine(arith::ConstantOp::create(b, loc, init), total);
-  rowValues[op->getResult(0)] = total;
+    for (Value &total : totals)
+      total = combine(arith::ConstantOp::create(b, loc, init), total);
+  storeRowValue(op, totals);
+  rowValues[op->getResult(0)] = totals;
   return success();
 }
 
-Value RowKernelEmitter::reduceInGroup(
-    Value partial, function_ref<Value(Value, Value)> combine) {
+SmallVector<Value>
+RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
+                                function_ref<Value(Value, Value)> combine) {
   int64_t size = group.groupSize();
-  memref::StoreOp::create(b, loc, partial, scratch, item);
+  // Row r's partial of work-item i at r * size + i.
+  auto at = [&](unsigned r, Value i) { return a.add(a.c(r * size), i); };
+  for (unsigned r = 0; r < numRows; ++r)
+    memref::StoreOp::create(b, loc, partials[r], scratch,
+                            ValueRange{at(r, item)});
   BarrierOp::create(b, loc);
   for (int64_t half = size / 2; half >= 1; half /= 2) {
-    auto lower = scf::IfOp::create(b, loc, a.lt(item, half), false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&lower.getThenRegion().front());
-      Value mine = memref::LoadOp::create(b, loc, scratch, item);
-      Value other = memref::LoadOp::create(b, loc, scratch,
-                                           ValueRange{a.add(item, a.c(half))});
-      memref::StoreOp::create(b, loc, combine(mine, other), scratch, item);
-    }
+    guarded(a.lt(item, half), [&] {
+      for (unsigned r = 0; r < numRows; ++r) {
+        Value mine = memref::LoadOp::create(b, loc, scratch,
+                                            ValueRange{at(r, item)});
+        Value other = memref::LoadOp::create(
+            b, loc, scratch, ValueRange{at(r, a.add(item, a.c(half)))});
+        memref::StoreOp::create(b, loc, combine(mine, other), scratch,
+                                ValueRange{at(r, item)});
+      }
+    });
     BarrierOp::create(b, loc);
   }
-  Value total = memref::LoadOp::create(b, loc, scratch, ValueRange{a.c(0)});
+  SmallVector<Value> totals;
+  for (unsigned r = 0; r < numRows; ++r)
+    totals.push_back(
+        memref::LoadOp::create(b, loc, scratch, ValueRange{at(r, a.c(0))}));
   // Before the next reduction stores its partials.
   BarrierOp::create(b, loc);
-  return total;
+  return totals;
 }
 
 LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
@@ -280,44 +375,72 @@ LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
   Value handle = kb.outputHandle(outputOf.lookup(op));
   auto type = cast<RankedTensorType>(result.getType());
   AffineMap out = op.getIndexingMapMatchingResult(result);
-  bool ragged = group.length % fl::kTexelChannels;
-  SmallVector<Value> lanes;
-  for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-    SmallVector<Value> ivs = rowIvs(t, lane);
-    Value v = body(op, ivs, lane, Value());
-    if (!v)
-      return failure();
-    Value inside;
-    if (ragged && lane > 0)
-      inside =
-          a.lt(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)), group.length);
-    if (isa<BufferLayoutAttr>(type.getEncoding())) {
-      Value offset = a.linear(type, indexAt(out, ivs));
-      if (!inside) {
-        StoreElementOp::create(b, loc, v, handle, offset);
-        continue;
-      }
-      auto store = scf::IfOp::create(b, loc, inside, false);
-      OpBuilder::InsertionGuard storeGuard(b);
-      b.setInsertionPointToStart(&store.getThenRegion().front());
-      StoreElementOp::create(b, loc, v, handle, offset);
-      continue;
+  // values[r][lane]: row r's element at iteration `lane` of the step.
+  SmallVector<SmallVector<Value, 4>> values(numRows);
+  for (unsigned r = 0; r < numRows; ++r)
+    for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+      Value v = body(op, rowIvs(r, t, lane), r, lane, Value());
+      if (!v)
+        return failure();
+      values[r].push_back(v);
     }
-    // Channels past the row are padding, written as zero.
-    if (inside)
-      v = arith::SelectOp::create(
-          b, loc, inside, v,
-          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
-    lanes.push_back(v);
-  }
   texels.clear();
-  if (isa<BufferLayoutAttr>(type.getEncoding()))
+  if (isa<BufferLayoutAttr>(type.getEncoding())) {
+    for (unsigned r = 0; r < numRows; ++r)
+      for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+        Value inside = laneInside(t, lane);
+        if (rowValid[r])
+          inside = a.andi(inside, rowValid[r]);
+        guarded(inside, [&] {
+          StoreElementOp::create(
+              b, loc, values[r][lane], handle,
+              a.linear(type, indexAt(out, rowIvs(r, t, lane))));
+        });
+      }
     return success();
-  SmallVector<Value> ivs = rowIvs(t, 0);
-  std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivs));
-  Value texel = vector::FromElementsOp::create(
-      b, loc, VectorType::get({4}, b.getF32Type()), lanes);
-  StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  auto texelType = VectorType::get({4}, b.getF32Type());
+  int packed = layoutOf(type, type.getEncoding()).packedDim();
+  if (out.getDimPosition(packed) == rowLoop) {
+    // Whole texels along each row; channels past the row are padding,
+    // written as zero.
+    for (unsigned r = 0; r < numRows; ++r) {
+      SmallVector<Value> channels;
+      for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+        Value v = values[r][lane];
+        if (Value inside = laneInside(t, lane))
+          v = arith::SelectOp::create(b, loc, inside, v, zero);
+        channels.push_back(v);
+      }
+      guarded(rowValid[r], [&] {
+        std::array<Value, 4> at =
+            a.texelOf(type, indexAt(out, rowIvs(r, t, 0)));
+        Value texel = vector::FromElementsOp::create(b, loc, texelType,
+                                                     channels);
+        StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
+      });
+    }
+    return success();
+  }
+  // Texels of the work-group's 4 rows, one per iteration of the step; rows
+  // past the end are padding, written as zero.
+  for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+    SmallVector<Value> channels;
+    for (unsigned r = 0; r < fl::kTexelChannels; ++r)
+      channels.push_back(
+          rowValid[r] ? Value(arith::SelectOp::create(b, loc, rowValid[r],
+                                                      values[r][lane], zero))
+                      : values[r][lane]);
+    guarded(laneInside(t, lane), [&] {
+      SmallVector<Value> ivs(base);
+      ivs.push_back(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)));
+      std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivs));
+      Value texel =
+          vector::FromElementsOp::create(b, loc, texelType, channels);
+      StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
+    });
+  }
   return success();
 }
 
@@ -326,24 +449,49 @@ LogicalResult RowKernelEmitter::emit() {
   // Local memory first: the kernel's top level.
   scratch = memref::AllocaOp::create(
       b, loc,
-      MemRefType::get({size}, b.getF32Type(), AffineMap(),
+      MemRefType::get({numRows * size}, b.getF32Type(), AffineMap(),
                       b.getI64IntegerAttr(/*local*/ 3)));
   item = LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  // The work-group's rows: its id unravelled over the row loops, 4 rows a
+  // group along packedRow.
   Value rest =
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
-  row.assign(group.rows.size(), Value());
-  for (int64_t d = group.rows.size() - 1; d >= 0; --d) {
-    row[d] = d == 0 ? rest : a.rem(rest, group.rows[d]);
-    rest = a.div(rest, group.rows[d]);
+  base.assign(rowLoop, Value());
+  for (int64_t d = rowLoop - 1; d >= 0; --d) {
+    int64_t extent = group.rows[d];
+    if (d == group.packedRow)
+      extent = llvm::divideCeil(extent, fl::kTexelChannels);
+    base[d] = d == 0 ? rest : a.rem(rest, extent);
+    rest = a.div(rest, extent);
+    if (d == group.packedRow)
+      base[d] = a.mul(base[d], fl::kTexelChannels);
+  }
+  for (unsigned r = 0; r < numRows; ++r) {
+    SmallVector<Value> idx(base);
+    Value valid;
+    if (group.packedRow >= 0) {
+      int64_t extent = group.rows[group.packedRow];
+      Value i = a.add(base[group.packedRow], a.c(r));
+      if (extent % fl::kTexelChannels && r > 0) {
+        valid = a.lt(i, extent);
+        i = arith::SelectOp::create(b, loc, valid, i, a.c(extent - 1));
+      }
+      idx[group.packedRow] = i;
+    }
+    row.push_back(idx);
+    rowValid.push_back(valid);
   }
   for (linalg::LinalgOp op : group.members) {
+    // A row value an earlier kernel stored is read from memory instead.
+    if (!outputOf.count(op) && op->use_empty())
+      continue;
     LogicalResult status = success();
-    if (outputOf.count(op))
-      status = emitElementwise(op);
-    else if (op.getNumLoops() == group.rows.size())
+    if (op.getNumLoops() == rowLoop)
       status = emitScalar(op);
-    else
+    else if (op.getNumReductionLoops() > 0)
       status = emitReduction(op);
+    else
+      status = emitElementwise(op);
     if (failed(status) || failedBody)
       return op.emitOpError(
           "fbl-lower-to-kernels: cannot compute a value of the op's body "
@@ -357,9 +505,6 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
                                              unsigned &counter) {
   OpBuilder b(group.place);
   KernelBuilder kb(b, group.place->getLoc(), target);
-  // Outputs: the results of the elementwise members, read outside.
-  SmallVector<RankedTensorType> outputs;
-  SmallVector<linalg::LinalgOp> stored;
   RowKernelEmitter emitter(kb, group);
   // Inputs: what the members read from outside the group, and the tensors
   // their scalar operands and captured scalars read.
@@ -374,18 +519,22 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
     }
     addCapturedInputs(op->getRegion(0), kb, seen);
   }
-  for (linalg::LinalgOp op : group.members) {
-    bool elementwise =
-        op.getNumLoops() > group.rows.size() && op.getNumReductionLoops() == 0;
-    if (!elementwise)
-      continue;
+  // Outputs: the elementwise members' results, then the row values read
+  // outside.
+  SmallVector<RankedTensorType> outputs;
+  SmallVector<linalg::LinalgOp> stored;
+  for (linalg::LinalgOp op : group.members)
+    if (op.getNumLoops() > group.rows.size() &&
+        op.getNumReductionLoops() == 0)
+      stored.push_back(op);
+  llvm::append_range(stored, group.storedRowValues);
+  for (linalg::LinalgOp op : stored) {
     emitter.outputOf[op] = outputs.size();
     outputs.push_back(cast<RankedTensorType>(op->getResult(0).getType()));
-    stored.push_back(op);
   }
   int64_t size = group.groupSize();
   std::string name = ("k" + Twine(counter++) + "_rows").str();
-  kb.begin(name, outputs, {size * group.numRows()}, {size});
+  kb.begin(name, outputs, {size * group.numGroups()}, {size});
   LogicalResult status = emitter.emit();
   DispatchOp dispatch = kb.end();
   if (failed(status)) {
@@ -394,7 +543,7 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
   }
   for (auto [r, op] : llvm::enumerate(stored))
     op->getResult(0).replaceAllUsesWith(dispatch.getResult(r));
-  // A reduction another group reads stays for that group's kernel.
+  // A row value another group computes too stays for that group's kernel.
   for (linalg::LinalgOp op : llvm::reverse(group.members))
     if (op->use_empty())
       op->erase();
