@@ -386,3 +386,53 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %y, %t : tensor<6x12xf32, #p1>, tensor<12x6xf32, #p1>
   }
 }
+
+// -----
+
+// A statistic read outside and by two kernels (the second reads a tensor
+// computed after the first): the first kernel stores it, the second reads
+// it back from there instead of computing it again.
+
+// CHECK-LABEL: func.func @stored_and_read_twice(
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows ins(%arg0 :
+// CHECK:         %[[D:.+]] = fbl.dispatch @k2_generic ins(%[[K]]#0 :
+// CHECK:         fbl.dispatch @k1_rows ins(%arg0, %[[K]]#1, %[[D]] :
+// CHECK:         return
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @stored_and_read_twice(%x: tensor<6x12xf32, #p1>) -> (tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%y : tensor<6x12xf32, #p1>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.tanh %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %g = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s, %d : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>, tensor<6x12xf32, #p1>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %dd: f32, %o: f32):
+      %e = arith.subf %a, %b : f32
+      %r = arith.mulf %e, %dd : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    return %g, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>
+  }
+}

@@ -25,8 +25,9 @@ read back), counted before fbl-merge-dispatches.
 
 Prints one line per case and "ROW PROPERTY PASS" when every case matches
 the oracle (rtol 1e-3, atol 1e-5 of each result's largest magnitude) and
-every case with rows of 2 to 1023 elements has a row kernel (longer ones
-may be split in two stages by fbl-split-reductions instead).
+every case with rows of 2 to 255 elements has a row kernel (longer ones,
+where there are few, may be split in two stages by fbl-split-reductions
+instead).
 """
 import os
 import re
@@ -224,10 +225,11 @@ def main():
                 tmp, "merge=false" + (" optimizer=sgd" if step else ""))
             with open(os.path.join(bundle, "kernels.cl")) as f:
                 kernels = len(re.findall(r"void k[0-9]+_rows[(]", f.read()))
-            # Rows from 1024 iterations may be split in two stages instead
-            # (fbl-split-reductions), which no row kernel computes; rows of
-            # one element are no reduction once autodiff folds unit dims.
-            fused = kernels > 0 or length >= 1024 or length == 1
+            # Rows from 256 iterations may be split in two stages instead
+            # where there are few (fbl-split-reductions' cost model), which
+            # no row kernel computes; rows of one element are no reduction
+            # once autodiff folds unit dims.
+            fused = kernels > 0 or length >= 256 or length == 1
             ok &= checked and fused
             shape = "x".join(str(r) for r in rows) + f" rows of {length}"
             print(f"case {i}: {shape}{' keepdim' if keep else ''}, {desc}, "

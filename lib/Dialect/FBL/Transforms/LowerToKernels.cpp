@@ -468,6 +468,10 @@ struct LowerToKernelsPass
             return signalPassFailure();
           clean(body, (*dispatch)->getPrevNode(), (*dispatch)->getNextNode());
         }
+        // The members, once every group that computes them is a kernel.
+        for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+          if (grouped.contains(&op) && op.use_empty())
+            op.erase();
       }
       RepeatedKernels repeated(work, epilogues);
       for (Operation *op : work) {

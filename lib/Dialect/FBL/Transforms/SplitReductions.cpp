@@ -410,6 +410,30 @@ static SplitRule splitRule(int64_t rows, int64_t n, int64_t minRowLength,
   return SplitRule::None;
 }
 
+/// Whether a row kernel will compute `op` whole (fbl-lower-to-kernels'
+/// rows): a reduction over its last loop, the others parallel, at least 8
+/// rows per compute unit of `target`, that an elementwise op over the same
+/// loops reads back along the row (through the map it writes). Split, its
+/// row kernel's reductions would be kernels of their own.
+static bool takenByRowKernel(linalg::GenericOp op, int64_t rows,
+                             TargetAttr target) {
+  unsigned n = op.getNumLoops();
+  if (!target || n < 2 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray()[n - 1] != utils::IteratorType::reduction ||
+      rows < 8 * target.getExecution().computeUnits || op->getNumResults() != 1)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  return llvm::any_of(op->getResult(0).getUses(), [&](OpOperand &use) {
+    auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return reader && reader.isDpsInput(&use) &&
+           reader.getNumLoops() == n &&
+           reader.getNumParallelLoops() == n &&
+           reader.getStaticLoopRanges() == ranges &&
+           reader.getMatchingIndexingMap(&use) == out;
+  });
+}
+
 /// Where `op`'s row splits: its reduction loop `loop` of `length`
 /// iterations into `chunks`, combined by `combiner`.
 struct RowSplit {
@@ -427,7 +451,7 @@ struct RowSplit {
 /// cost model finds a split faster, into the chunk count it finds fastest.
 static std::optional<RowSplit>
 planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
-             int64_t minModelledRowLength, int64_t maxRows,
+             int64_t minModelledRowLength, int64_t maxRows, bool rowKernels,
              SplitDecisions &decisions) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
   if (!staticRanges)
@@ -444,7 +468,8 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   TargetAttr target = TargetAttr::lookup(op);
   SplitRule rule =
       splitRule(rows, n, minRowLength, minModelledRowLength, maxRows, target);
-  if (rule == SplitRule::None)
+  if (rule == SplitRule::None ||
+      (rowKernels && takenByRowKernel(op, rows, target)))
     return std::nullopt;
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
@@ -493,9 +518,11 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
 static LogicalResult
 splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
                   int64_t minRowLength, int64_t minModelledRowLength,
-                  int64_t maxRows, SplitDecisions &decisions) {
-  std::optional<RowSplit> split = planRowSplit(
-      rewriter, op, minRowLength, minModelledRowLength, maxRows, decisions);
+                  int64_t maxRows, bool rowKernels,
+                  SplitDecisions &decisions) {
+  std::optional<RowSplit> split =
+      planRowSplit(rewriter, op, minRowLength, minModelledRowLength, maxRows,
+                   rowKernels, decisions);
   if (!split)
     return failure();
   rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop, split->length,
@@ -523,7 +550,7 @@ splitNamedContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   std::optional<RowSplit> split =
       planRowSplit(rewriter, *generic, minRowLength, minModelledRowLength,
-                   maxRows, decisions);
+                   maxRows, /*rowKernels=*/false, decisions);
   if (split) {
     rewriter.setInsertionPoint(*generic);
     rewriter.replaceOp(op, buildRowSplit(rewriter, *generic, split->loop,
@@ -723,14 +750,15 @@ splitReduction(RewriterBase &rewriter, linalg::GenericOp op,
   rewriter.replaceOp(op, total);
   rewriter.setInsertionPoint(partial);
   (void)splitRowReduction(rewriter, partial, minPartialRowLength,
-                          minPartialRowLength, maxRows, decisions);
+                          minPartialRowLength, maxRows, /*rowKernels=*/false,
+                          decisions);
   // The second stage is one row of as many partial results as the tensor
   // has rows (2048 for a loss over 2048 x 2048: 34 us in one work-item on
   // the H200, as long as the rest of the loss), split as rows are.
   auto second = total.getDefiningOp<linalg::GenericOp>();
   rewriter.setInsertionPoint(second);
   (void)splitRowReduction(rewriter, second, minRowLength, minModelledRowLength,
-                          maxRows, decisions);
+                          maxRows, /*rowKernels=*/false, decisions);
   return success();
 }
 
@@ -757,7 +785,7 @@ struct SplitReductionsPass
                                    minModelledRowLength, maxRows, decisions)) ||
           succeeded(splitRowReduction(rewriter, op, minRowLength,
                                       minModelledRowLength, maxRows,
-                                      decisions)))
+                                      rowKernels, decisions)))
         continue;
       (void)splitReductionLoops(rewriter, op, minRowLength,
                                 minModelledRowLength, maxRows, decisions);

@@ -37,7 +37,9 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createFBLDecomposeAggregatesPass());
   if (options.fuse)
     pm.addPass(createFBLFuseElementwisePass());
-  pm.addPass(createFBLSplitReductionsPass());
+  FBLSplitReductionsPassOptions split;
+  split.rowKernels = options.kernels && options.fuse && options.rows;
+  pm.addPass(createFBLSplitReductionsPass(split));
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;
   select.policy = options.policy;

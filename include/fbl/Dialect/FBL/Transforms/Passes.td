@@ -420,6 +420,11 @@ def FBLSplitReductionsPass
            "this length">,
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"4096",
            "... and whose parallel loops have at most this many iterations">,
+    Option<"rowKernels", "row-kernels", "bool", /*default=*/"false",
+           "Leave whole the reductions over a row's last loop that an "
+           "elementwise op over the same rows reads back along the row, "
+           "where there are at least 8 rows per compute unit: "
+           "fbl-lower-to-kernels' row kernels compute them">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",

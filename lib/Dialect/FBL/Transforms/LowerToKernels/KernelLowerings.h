@@ -48,8 +48,9 @@ LogicalResult lowerLinalg(linalg::LinalgOp op, TargetAttr target,
                           unsigned &counter);
 
 /// RowKernels.cpp: replaces the ops of `group` (matchRowGroups) by one
-/// kernel with a work-group per row, at the place of its first member;
-/// returns it.
+/// kernel with a work-group per row, at its place; returns it. The
+/// members stay (another group may compute one of them too), without uses
+/// but where a later group reads them.
 FailureOr<DispatchOp> lowerRowGroup(const RowGroup &group, TargetAttr target,
                                     unsigned &counter);
 

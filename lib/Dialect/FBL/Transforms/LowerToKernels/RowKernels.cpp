@@ -543,9 +543,5 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
   }
   for (auto [r, op] : llvm::enumerate(stored))
     op->getResult(0).replaceAllUsesWith(dispatch.getResult(r));
-  // A row value another group computes too stays for that group's kernel.
-  for (linalg::LinalgOp op : llvm::reverse(group.members))
-    if (op->use_empty())
-      op->erase();
   return dispatch;
 }
