@@ -768,9 +768,8 @@ mlir::fbl::matchRowGroups(Block &block,
     auto role = roles.find(use.getOwner());
     if (!q || role == roles.end() || !q.isDpsInput(&use))
       return false;
-    if (role->second == RowRole::Elementwise
-            ? !sinkStorage(q)
-            : !values.count(q->getResult(0)))
+    if (role->second == RowRole::Elementwise ? !sinkStorage(q)
+                                             : !values.count(q->getResult(0)))
       return false;
     SmallVector<int64_t> ranges = q.getStaticLoopRanges();
     unsigned p = rv.rows.size();
@@ -806,8 +805,8 @@ mlir::fbl::matchRowGroups(Block &block,
         SmallVector<Operation *> users = outsideUsers(v);
         if (users.empty() ||
             (valueStorage(v) && llvm::none_of(users, [&](Operation *u) {
-              return roles.count(u);
-            })))
+               return roles.count(u);
+             })))
           continue;
         values.erase(v);
         changed = true;
@@ -858,15 +857,13 @@ mlir::fbl::matchRowGroups(Block &block,
     for (Operation &op : block) {
       if (!k.members.contains(&op))
         continue;
-      if (roles.lookup(&op) == RowRole::Elementwise &&
-          !agree(sinkStorage(&op)))
+      if (roles.lookup(&op) == RowRole::Elementwise && !agree(sinkStorage(&op)))
         return false;
       Value r = op.getResult(0);
       if (values.count(r) && !earlier.contains(r)) {
         SmallVector<Operation *> users = outsideUsers(r);
         if (!users.empty()) {
-          if (!agree(valueStorage(r)) ||
-              llvm::any_of(users, [&](Operation *u) {
+          if (!agree(valueStorage(r)) || llvm::any_of(users, [&](Operation *u) {
                 return u->getBlock() != &block || !k.place->isBeforeInBlock(u);
               }))
             return false;

@@ -426,8 +426,7 @@ static bool takenByRowKernel(linalg::GenericOp op, int64_t rows,
   AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
   return llvm::any_of(op->getResult(0).getUses(), [&](OpOperand &use) {
     auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
-    return reader && reader.isDpsInput(&use) &&
-           reader.getNumLoops() == n &&
+    return reader && reader.isDpsInput(&use) && reader.getNumLoops() == n &&
            reader.getNumParallelLoops() == n &&
            reader.getStaticLoopRanges() == ranges &&
            reader.getMatchingIndexingMap(&use) == out;
@@ -518,8 +517,7 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
 static LogicalResult
 splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
                   int64_t minRowLength, int64_t minModelledRowLength,
-                  int64_t maxRows, bool rowKernels,
-                  SplitDecisions &decisions) {
+                  int64_t maxRows, bool rowKernels, SplitDecisions &decisions) {
   std::optional<RowSplit> split =
       planRowSplit(rewriter, op, minRowLength, minModelledRowLength, maxRows,
                    rowKernels, decisions);
@@ -784,8 +782,8 @@ struct SplitReductionsPass
                                    minPartialRowLength, minRowLength,
                                    minModelledRowLength, maxRows, decisions)) ||
           succeeded(splitRowReduction(rewriter, op, minRowLength,
-                                      minModelledRowLength, maxRows,
-                                      rowKernels, decisions)))
+                                      minModelledRowLength, maxRows, rowKernels,
+                                      decisions)))
         continue;
       (void)splitReductionLoops(rewriter, op, minRowLength,
                                 minModelledRowLength, maxRows, decisions);

@@ -144,7 +144,8 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
   auto type = cast<RankedTensorType>(v.getType());
   AffineMap map = op.getMatchingIndexingMap(&operand);
   auto texelType = VectorType::get({4}, b.getF32Type());
-  if (op.getNumLoops() > rowLoop && !isa<BufferLayoutAttr>(type.getEncoding())) {
+  if (op.getNumLoops() > rowLoop &&
+      !isa<BufferLayoutAttr>(type.getEncoding())) {
     int packed = layoutOf(type, type.getEncoding()).packedDim();
     AffineExpr along = packed >= 0 ? map.getResult(packed) : AffineExpr();
     // Packed along the row: one texel holds the step's 4 iterations.
@@ -154,8 +155,8 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
         SmallVector<Value> first(ivs);
         first.back() = a.mul(step, fl::kTexelChannels);
         std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
-        texel = LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1],
-                                    at[2]);
+        texel =
+            LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1], at[2]);
       }
       return vector::ExtractOp::create(b, loc, texel, lane);
     }
@@ -167,8 +168,8 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
         SmallVector<Value> first(base);
         first.push_back(ivs.back());
         std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
-        texel = LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1],
-                                    at[2]);
+        texel =
+            LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1], at[2]);
       }
       return vector::ExtractOp::create(b, loc, texel, r);
     }
@@ -289,8 +290,7 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
   // combiner's neutral element (the op's initial value joins once, last).
   SmallVector<Value> start(numRows,
                            arith::ConstantOp::create(b, loc, combiner.neutral));
-  auto loop =
-      scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), start);
+  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), start);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -344,8 +344,8 @@ RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
   for (int64_t half = size / 2; half >= 1; half /= 2) {
     guarded(a.lt(item, half), [&] {
       for (unsigned r = 0; r < numRows; ++r) {
-        Value mine = memref::LoadOp::create(b, loc, scratch,
-                                            ValueRange{at(r, item)});
+        Value mine =
+            memref::LoadOp::create(b, loc, scratch, ValueRange{at(r, item)});
         Value other = memref::LoadOp::create(
             b, loc, scratch, ValueRange{at(r, a.add(item, a.c(half)))});
         memref::StoreOp::create(b, loc, combine(mine, other), scratch,
@@ -416,8 +416,8 @@ LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
       guarded(rowValid[r], [&] {
         std::array<Value, 4> at =
             a.texelOf(type, indexAt(out, rowIvs(r, t, 0)));
-        Value texel = vector::FromElementsOp::create(b, loc, texelType,
-                                                     channels);
+        Value texel =
+            vector::FromElementsOp::create(b, loc, texelType, channels);
         StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
       });
     }
@@ -428,16 +428,15 @@ LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
   for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
     SmallVector<Value> channels;
     for (unsigned r = 0; r < fl::kTexelChannels; ++r)
-      channels.push_back(
-          rowValid[r] ? Value(arith::SelectOp::create(b, loc, rowValid[r],
-                                                      values[r][lane], zero))
-                      : values[r][lane]);
+      channels.push_back(rowValid[r]
+                             ? Value(arith::SelectOp::create(
+                                   b, loc, rowValid[r], values[r][lane], zero))
+                             : values[r][lane]);
     guarded(laneInside(t, lane), [&] {
       SmallVector<Value> ivs(base);
       ivs.push_back(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)));
       std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivs));
-      Value texel =
-          vector::FromElementsOp::create(b, loc, texelType, channels);
+      Value texel = vector::FromElementsOp::create(b, loc, texelType, channels);
       StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
     });
   }
@@ -524,8 +523,7 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
   SmallVector<RankedTensorType> outputs;
   SmallVector<linalg::LinalgOp> stored;
   for (linalg::LinalgOp op : group.members)
-    if (op.getNumLoops() > group.rows.size() &&
-        op.getNumReductionLoops() == 0)
+    if (op.getNumLoops() > group.rows.size() && op.getNumReductionLoops() == 0)
       stored.push_back(op);
   llvm::append_range(stored, group.storedRowValues);
   for (linalg::LinalgOp op : stored) {
