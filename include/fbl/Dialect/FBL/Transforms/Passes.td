@@ -559,12 +559,14 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     are rematerialized inside them. Views stay: they are no kernel.
 
     With `rows`, each row group (`matchRowGroups`: reductions over the
-    last loop of a row that only ops over the same rows read, per-row ops
-    between them, and the elementwise ops reading them back along the row,
-    as a softmax and its backward are) is one kernel with a work-group per
-    row: its work-items stride along the row a texel at a time, reduce
-    their partials in local memory, and store the elementwise results by
-    texels along the row; the row values never leave the kernel.
+    last loop of a row, per-row ops between them, and the elementwise ops
+    reading them back along the row, as a softmax, a LayerNorm and their
+    backward passes are) is one kernel with a work-group per row, or per 4
+    neighbouring rows where a tensor it stores packs 4 rows into a texel:
+    its work-items stride along the row a texel at a time and reduce their
+    partials in local memory. The elementwise results are stored; a row
+    value is stored only where something outside the group reads it (a
+    norm's statistics for its weight's gradient).
 
     Ops that repeat an earlier op (the same op, attributes, body, operand
     types and layouts and captured values: the layers of a model) get a
