@@ -10,6 +10,8 @@
 // (LowerToKernels/):
 //  - contractions: the register- or local-tiled GEMM kernels
 //    (ContractionKernels.cpp), else the generic kernel;
+//  - with `rows`, row groups (a softmax, a norm, their backward passes:
+//    matchRowGroups) first, one kernel each (RowKernels.cpp);
 //  - other linalg ops: the generic per-texel kernel (ElementwiseKernels.cpp);
 //  - fbl.relayout, slices, tensor.insert and constant tensors: copy kernels
 //    (CopyKernels.cpp); a chain of inserts each read only by the next (a

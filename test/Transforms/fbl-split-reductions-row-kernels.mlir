@@ -1,0 +1,94 @@
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions=row-kernels=true | FileCheck %s
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions | FileCheck %s --check-prefix=SPLIT
+
+// With row-kernels, a row reduction that an elementwise op over the same
+// loops reads back along the row (a LayerNorm's mean over ViT-B/16's 768
+// channels for 6304 tokens: 48 rows per SM of the H200) stays whole: a row
+// kernel computes it beside its reader. Without the option, the H200's
+// cost model splits it in two stages.
+
+// CHECK-LABEL: func.func @mean_read_back
+// CHECK-NOT:     fbl.reduction_chunks
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0 : tensor<6304x768xf32>)
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+
+// SPLIT-LABEL: func.func @mean_read_back
+// SPLIT:         fbl.reduction_chunks
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @mean_read_back(%x: tensor<6304x768xf32>) -> tensor<6304x768xf32> {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6304xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6304xf32>) -> tensor<6304xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6304x768xf32>) outs(%s0 : tensor<6304xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6304xf32>
+    %ye = tensor.empty() : tensor<6304x768xf32>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6304x768xf32>, tensor<6304xf32>) outs(%ye : tensor<6304x768xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6304x768xf32>
+    return %y : tensor<6304x768xf32>
+  }
+}
+
+// -----
+
+// Too few rows for a work-group each to fill the device (256 tokens, fewer
+// than 8 per SM) and long rows: split, row kernel or not.
+
+// CHECK-LABEL: func.func @few_long_rows
+// CHECK:         fbl.reduction_chunks
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @few_long_rows(%x: tensor<256x32000xf32>) -> tensor<256x32000xf32> {
+    %ninf = arith.constant 0xFF800000 : f32
+    %re = tensor.empty() : tensor<256xf32>
+    %m0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<256xf32>) -> tensor<256xf32>
+    %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<256x32000xf32>) outs(%m0 : tensor<256xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.maximumf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<256xf32>
+    %ye = tensor.empty() : tensor<256x32000xf32>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %m : tensor<256x32000xf32>, tensor<256xf32>) outs(%ye : tensor<256x32000xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<256x32000xf32>
+    return %y : tensor<256x32000xf32>
+  }
+}
+
+// -----
+
+// A row sum no op reads back along the row (a bias gradient returned): no
+// row kernel takes it, so the model decides as before.
+
+// CHECK-LABEL: func.func @not_read_back
+// CHECK:         fbl.reduction_chunks
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @not_read_back(%x: tensor<6304x768xf32>) -> tensor<6304xf32> {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6304xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6304xf32>) -> tensor<6304xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6304x768xf32>) outs(%s0 : tensor<6304xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6304xf32>
+    return %s : tensor<6304xf32>
+  }
+}
