@@ -40,89 +40,62 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The checking scripts of test/lib, run by the system interpreter (with
+# numpy and PyTorch) and told where fbl's tools and LLVM's are.
+FBL_OPT = "--fbl-opt {0}/fbl-opt".format(config.fbl_tools_dir)
+FBL_BIN = "--fbl-bin {0}".format(config.fbl_tools_dir)
+LLVM_BIN = "--llvm-bin {0}".format(config.llvm_tools_dir)
+
+
+def add_script(name, script, *flags):
+    config.substitutions.append(
+        (name, " ".join(["/usr/bin/python3 {0}/test/lib/{1}".format(
+            config.fbl_src_root, script), *flags])))
+
+
 # Gradient checks: fbl-autodiff output run by upstream mlir-opt + mlir-runner
 # against central finite differences (test/lib/gradcheck.py).
-config.substitutions.append(
-    ("%gradcheck",
-     "/usr/bin/python3 {0}/test/lib/gradcheck.py --fbl-opt {1}/fbl-opt "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%gradcheck", "gradcheck.py", FBL_OPT, LLVM_BIN)
 config.excludes += ["lib", "Inputs", "regressions", "corpus", "dict"]
 
 # End-to-end: compile with fbl, run on OpenCL (PoCL in CI), compare with the
 # upstream oracle (test/lib/e2e_check.py).
-config.substitutions.append(
-    ("%e2e",
-     "/usr/bin/python3 {0}/test/lib/e2e_check.py --fbl-opt {1}/fbl-opt "
-     "--fbl-translate {1}/fbl-translate --fbl-run {1}/fbl-run "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%e2e", "e2e_check.py", FBL_OPT,
+           "--fbl-translate {0}/fbl-translate --fbl-run {0}/fbl-run".format(
+               config.fbl_tools_dir), LLVM_BIN)
 # tm_tensor.attention's decomposition against PyTorch autograd
 # (test/lib/attention_vs_torch.py).
-config.substitutions.append(
-    ("%attention_vs_torch",
-     "/usr/bin/python3 {0}/test/lib/attention_vs_torch.py --fbl-opt {1}/fbl-opt "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%attention_vs_torch", "attention_vs_torch.py", FBL_OPT, LLVM_BIN)
 # The tolerance of steps that store intermediates as f16 images (targets
 # with half_storage; docs/Testing.md derives it).
 config.substitutions.append(("%f16_tol", "--rtol 4e-3 --atol 4e-3 --atol-of-max"))
 # Models built by fbl-model against an independent PyTorch implementation
 # and their bundles against the upstream oracle (test/lib/model_check.py).
-config.substitutions.append(
-    ("%model_check",
-     "/usr/bin/python3 {0}/test/lib/model_check.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%model_check", "model_check.py", FBL_BIN, LLVM_BIN)
 # GroupNorm's decomposition against PyTorch (test/lib/group_norm_vs_torch.py).
-config.substitutions.append(
-    ("%group_norm_vs_torch",
-     "/usr/bin/python3 {0}/test/lib/group_norm_vs_torch.py --fbl-opt {1}/fbl-opt "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%group_norm_vs_torch", "group_norm_vs_torch.py", FBL_OPT,
+           LLVM_BIN)
 # Random convolutions (forms, strides, dilations, padding, kernels) and
 # their gradients against PyTorch autograd (test/lib/conv_vs_torch.py).
-config.substitutions.append(
-    ("%conv_vs_torch",
-     "/usr/bin/python3 {0}/test/lib/conv_vs_torch.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%conv_vs_torch", "conv_vs_torch.py", FBL_BIN, LLVM_BIN)
 # Random GEMMs (forms, layouts, kernels, tiles) against numpy
 # (test/lib/gemm_property.py).
-config.substitutions.append(
-    ("%gemm_property",
-     "/usr/bin/python3 {0}/test/lib/gemm_property.py --fbl-bin {1}".format(
-         config.fbl_src_root, config.fbl_tools_dir)))
+add_script("%gemm_property", "gemm_property.py", FBL_BIN)
 # Random row reductions of training steps split by fbl-split-reductions
 # under random targets and policies, against the oracle
 # (test/lib/split_property.py).
-config.substitutions.append(
-    ("%split_property",
-     "/usr/bin/python3 {0}/test/lib/split_property.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%split_property", "split_property.py", FBL_BIN, LLVM_BIN)
 # Random chains of overlapping, strided inserts (one kernel per chain)
 # against the oracle (test/lib/insert_chain_property.py).
-config.substitutions.append(
-    ("%insert_chain_property",
-     "/usr/bin/python3 {0}/test/lib/insert_chain_property.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%insert_chain_property", "insert_chain_property.py", FBL_BIN,
+           LLVM_BIN)
 # Random elementwise producers read by several readers, computed again in
 # each by fbl-fuse-elementwise or stored once, against the oracle
 # (test/lib/recompute_property.py).
-config.substitutions.append(
-    ("%recompute_property",
-     "/usr/bin/python3 {0}/test/lib/recompute_property.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%recompute_property", "recompute_property.py", FBL_BIN, LLVM_BIN)
 # Random row groups (softmax, norms, reductions read back along the row) as
 # one row kernel each, against the oracle (test/lib/row_property.py).
-config.substitutions.append(
-    ("%row_property",
-     "/usr/bin/python3 {0}/test/lib/row_property.py --fbl-bin {1} "
-     "--llvm-bin {2}".format(config.fbl_src_root, config.fbl_tools_dir,
-                             config.llvm_tools_dir)))
+add_script("%row_property", "row_property.py", FBL_BIN, LLVM_BIN)
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")

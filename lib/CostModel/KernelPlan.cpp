@@ -578,6 +578,17 @@ mlir::fbl::matchReductionCombiner(linalg::LinalgOp op) {
                            combiner->getOperand(0) == acc ? 0u : 1u};
 }
 
+Value ReductionCombiner::build(OpBuilder &b, Location loc, Value acc,
+                               Value x) const {
+  SmallVector<Value> operands(2);
+  operands[accPos] = acc;
+  operands[1 - accPos] = x;
+  return b
+      .create(loc, op->getName().getIdentifier(), operands,
+              TypeRange{acc.getType()}, op->getAttrs())
+      ->getResult(0);
+}
+
 int64_t RowGroup::numRows() const {
   int64_t n = 1;
   for (int64_t r : rows)
@@ -951,4 +962,22 @@ mlir::fbl::matchRowGroups(Block &block,
     result.push_back(std::move(g));
   }
   return result;
+}
+
+bool mlir::fbl::takenByRowKernel(linalg::GenericOp op, int64_t rows,
+                                 TargetAttr target) {
+  unsigned n = op.getNumLoops();
+  if (!target || n < 2 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray()[n - 1] != utils::IteratorType::reduction ||
+      rows < 8 * target.getExecution().computeUnits || op->getNumResults() != 1)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  return llvm::any_of(op->getResult(0).getUses(), [&](OpOperand &use) {
+    auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return reader && reader.isDpsInput(&use) && reader.getNumLoops() == n &&
+           reader.getNumParallelLoops() == n &&
+           reader.getStaticLoopRanges() == ranges &&
+           reader.getMatchingIndexingMap(&use) == out;
+  });
 }

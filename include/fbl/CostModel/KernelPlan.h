@@ -116,6 +116,9 @@ struct ReductionCombiner {
   TypedAttr neutral;
   /// The accumulator's position among `op`'s two operands.
   unsigned accPos;
+
+  /// Builds `combine(acc, x)`: the combiner's op, each value at its place.
+  Value build(OpBuilder &b, Location loc, Value acc, Value x) const;
 };
 std::optional<ReductionCombiner> matchReductionCombiner(linalg::LinalgOp op);
 
@@ -161,6 +164,14 @@ struct RowGroup {
 SmallVector<RowGroup>
 matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
                function_ref<bool(Value)> unreadable);
+
+/// Whether a row kernel will compute `op` whole, asked before layouts
+/// (fbl-split-reductions leaves such rows whole): a reduction over its last
+/// loop, the others parallel, with at least 8 rows (`rows`) per compute
+/// unit of `target`, that an elementwise op over the same loops reads back
+/// along the row (through the map it writes). Split, its row kernel's
+/// reductions would be kernels of their own.
+bool takenByRowKernel(linalg::GenericOp op, int64_t rows, TargetAttr target);
 
 /// The layout each operand of an op is read in (null: not a tensor).
 using OperandLayouts = ArrayRef<Attribute>;

@@ -51,7 +51,6 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
   auto partialType = cast<RankedTensorType>(partial.getType());
   auto initType = cast<RankedTensorType>(init.getType());
   unsigned n = partialType.getRank();
-  Type elem = initType.getElementType();
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
   if (!out)
     out = AffineMap::get(n, 0, id.getResults().drop_back(reduced), ctx);
@@ -64,12 +63,7 @@ static Value combinePartials(RewriterBase &rewriter, Location loc,
       rewriter, loc, TypeRange{initType}, ValueRange{partial}, ValueRange{init},
       ArrayRef<AffineMap>{in, out}, iters,
       [&](OpBuilder &b, Location l, ValueRange args) {
-        SmallVector<Value> operands(2);
-        operands[c.accPos] = args[1];
-        operands[1 - c.accPos] = args[0];
-        Operation *op = b.create(l, c.op->getName().getIdentifier(), operands,
-                                 TypeRange{elem}, c.op->getAttrs());
-        linalg::YieldOp::create(b, l, op->getResult(0));
+        linalg::YieldOp::create(b, l, c.build(b, l, args[1], args[0]));
       });
   return total.getResult(0);
 }
@@ -408,29 +402,6 @@ static SplitRule splitRule(int64_t rows, int64_t n, int64_t minRowLength,
   if (target && n >= minModelledRowLength)
     return SplitRule::Modelled;
   return SplitRule::None;
-}
-
-/// Whether a row kernel will compute `op` whole (fbl-lower-to-kernels'
-/// rows): a reduction over its last loop, the others parallel, at least 8
-/// rows per compute unit of `target`, that an elementwise op over the same
-/// loops reads back along the row (through the map it writes). Split, its
-/// row kernel's reductions would be kernels of their own.
-static bool takenByRowKernel(linalg::GenericOp op, int64_t rows,
-                             TargetAttr target) {
-  unsigned n = op.getNumLoops();
-  if (!target || n < 2 || op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray()[n - 1] != utils::IteratorType::reduction ||
-      rows < 8 * target.getExecution().computeUnits || op->getNumResults() != 1)
-    return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
-  return llvm::any_of(op->getResult(0).getUses(), [&](OpOperand &use) {
-    auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
-    return reader && reader.isDpsInput(&use) && reader.getNumLoops() == n &&
-           reader.getNumParallelLoops() == n &&
-           reader.getStaticLoopRanges() == ranges &&
-           reader.getMatchingIndexingMap(&use) == out;
-  });
 }
 
 /// Where `op`'s row splits: its reduction loop `loop` of `length`

@@ -44,7 +44,6 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   OpBuilder b(op);
   Location loc = op.getLoc();
   KernelBuilder kb(b, loc, target);
-  Block &body = *op.getBlock();
   OpOperand *init = op.getDpsInitOperand(0);
   // An init filled with a constant is not read: the accumulators start at it.
   TypedAttr initValue = initConstant(op);
@@ -92,76 +91,19 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
   for (Value v : captured)
     if (isa<RankedTensorType>(v.getType()))
       scalars.map(v, kb.inputHandle(kb.addInput(v)));
-  LogicalResult status = success();
 
   // One lane's step of the body: the inputs' values given, the body inlined.
   auto laneBody = [&](ValueRange ivs, ValueRange values, ValueRange acc,
-                      IRMapping &shared) -> FailureOr<SmallVector<Value>> {
-    Addressing a{b, loc};
-    IRMapping mapping = scalars;
-    // Values from above the body are computed once per step, for every lane.
-    auto fromAbove = [&](Value v) -> LogicalResult {
-      if (mapping.contains(v))
-        return success();
-      FailureOr<Value> m = cloneScalar(v, kb, shared);
-      if (failed(m))
-        return failure();
-      mapping.map(v, *m);
-      return success();
-    };
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      BlockArgument arg = body.getArgument(in->getOperandNumber());
-      if (isa<RankedTensorType>(in->get().getType())) {
-        mapping.map(arg, values[planIndex[in->getOperandNumber()]]);
-        continue;
-      }
-      if (failed(fromAbove(in->get())))
-        return op.emitOpError("fbl-lower-to-kernels: cannot compute a "
-                              "scalar operand inside the kernel");
-      mapping.map(arg, mapping.lookup(in->get()));
-    }
-    for (auto [r, out] : llvm::enumerate(op.getDpsInitsMutable()))
-      mapping.map(body.getArgument(out.getOperandNumber()), acc[r]);
-    auto mapCaptured = [&](Operation &user) -> LogicalResult {
-      for (Value operand : user.getOperands())
-        if (operand.getParentRegion() != &op->getRegion(0) &&
-            failed(fromAbove(operand)))
-          return user.emitOpError("fbl-lower-to-kernels: cannot compute a "
-                                  "captured value inside the kernel");
-      return success();
-    };
-    for (Operation &inner : body.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(index.getResult(), ivs[index.getDim()]);
-        continue;
-      }
-      if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
-          extract && scalars.contains(extract.getTensor())) {
-        // A gather: a load at a computed place, per lane and iteration.
-        SmallVector<Value> idx;
-        for (Value i : extract.getIndices())
-          idx.push_back(mapping.lookupOrDefault(i));
-        mapping.map(extract.getResult(),
-                    a.load(scalars.lookup(extract.getTensor()), idx));
-        continue;
-      }
-      if (failed(mapCaptured(inner)))
-        return failure();
-      b.clone(inner, mapping);
-    }
-    // The yield may return a value from above (a constant after fusion).
-    Operation *yield = body.getTerminator();
-    if (failed(mapCaptured(*yield)))
-      return failure();
-    SmallVector<Value> next;
-    for (Value v : yield->getOperands())
-      next.push_back(mapping.lookupOrDefault(v));
-    return next;
+                      IRMapping &shared) {
+    return inlineBody(
+        op, kb, ivs,
+        [&](OpOperand &in) { return values[planIndex[in.getOperandNumber()]]; },
+        acc, scalars, shared);
   };
   std::optional<unsigned> initInput;
   if (readsInit)
     initInput = inputIndex[init->getOperandNumber()];
-  status =
+  LogicalResult status =
       emitPlannedKernel(kb, *plan, planInputs, initInput, initValue, laneBody);
   DispatchOp dispatch = kb.end();
   if (failed(status))

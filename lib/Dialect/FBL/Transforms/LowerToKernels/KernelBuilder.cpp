@@ -10,6 +10,7 @@
 
 #include "fbl/CostModel/CostModel.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -600,4 +601,73 @@ FailureOr<Value> kernels::cloneScalar(Value v, KernelBuilder &kb,
   }
   mapping.map(v, result);
   return result;
+}
+
+FailureOr<SmallVector<Value>>
+kernels::inlineBody(linalg::LinalgOp op, KernelBuilder &kb, ValueRange ivs,
+                    function_ref<Value(OpOperand &)> tensorInput,
+                    ValueRange acc, const IRMapping &gathers,
+                    IRMapping &shared) {
+  Block &body = op->getRegion(0).front();
+  IRMapping mapping = gathers;
+  // Values from above the body are computed once, into `shared`.
+  auto fromAbove = [&](Value v) -> LogicalResult {
+    if (mapping.contains(v))
+      return success();
+    FailureOr<Value> m = cloneScalar(v, kb, shared);
+    if (failed(m))
+      return failure();
+    mapping.map(v, *m);
+    return success();
+  };
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    BlockArgument arg = body.getArgument(in->getOperandNumber());
+    if (isa<RankedTensorType>(in->get().getType())) {
+      mapping.map(arg, tensorInput(*in));
+      continue;
+    }
+    if (failed(fromAbove(in->get())))
+      return op.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                            "scalar operand inside the kernel");
+    mapping.map(arg, mapping.lookup(in->get()));
+  }
+  for (auto [r, out] : llvm::enumerate(op.getDpsInitsMutable()))
+    if (r < acc.size())
+      mapping.map(body.getArgument(out.getOperandNumber()), acc[r]);
+  auto mapCaptured = [&](Operation &user) -> LogicalResult {
+    for (Value operand : user.getOperands())
+      if (operand.getParentRegion() != &op->getRegion(0) &&
+          failed(fromAbove(operand)))
+        return user.emitOpError("fbl-lower-to-kernels: cannot compute a "
+                                "captured value inside the kernel");
+    return success();
+  };
+  Addressing a{kb.b, kb.loc};
+  for (Operation &inner : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
+        extract && gathers.contains(extract.getTensor())) {
+      // A gather: a load at a computed place.
+      SmallVector<Value> idx;
+      for (Value i : extract.getIndices())
+        idx.push_back(mapping.lookupOrDefault(i));
+      mapping.map(extract.getResult(),
+                  a.load(gathers.lookup(extract.getTensor()), idx));
+      continue;
+    }
+    if (failed(mapCaptured(inner)))
+      return failure();
+    kb.b.clone(inner, mapping);
+  }
+  // The yield may return a value from above (a constant after fusion).
+  Operation *yield = body.getTerminator();
+  if (failed(mapCaptured(*yield)))
+    return failure();
+  SmallVector<Value> results;
+  for (Value v : yield->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  return results;
 }

@@ -15,6 +15,7 @@
 #include "fbl/Dialect/FBL/IR/FBLOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
@@ -177,6 +178,18 @@ llvm::SetVector<Value> addCapturedInputs(Region &region, KernelBuilder &kb,
 /// become loads from the kernel's inputs. Fails on ops that cannot run in a
 /// kernel (with regions or side effects).
 FailureOr<Value> cloneScalar(Value v, KernelBuilder &kb, IRMapping &mapping);
+
+/// The values `op`'s body yields at loop values `ivs`, inlined at the
+/// builder: tensor inputs are `tensorInput(operand)`, inits the
+/// accumulators `acc` (one per init, where the body reads them), values
+/// from above cloned once into `shared` (cloneScalar), and element reads of
+/// the captured tensors in `gathers` (mapped to their kernel arguments)
+/// loads at their computed index. Fails, with a diagnostic, on a value the
+/// kernel cannot compute.
+FailureOr<SmallVector<Value>>
+inlineBody(linalg::LinalgOp op, KernelBuilder &kb, ValueRange ivs,
+           function_ref<Value(OpOperand &)> tensorInput, ValueRange acc,
+           const IRMapping &gathers, IRMapping &shared);
 
 } // namespace mlir::fbl::kernels
 

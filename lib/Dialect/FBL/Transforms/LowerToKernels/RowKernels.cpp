@@ -66,7 +66,7 @@ private:
   /// The work-group's partials combined (a tree of halvings in local
   /// memory), as every work-item reads them: one per row.
   SmallVector<Value> reduceInGroup(ArrayRef<Value> partials,
-                                   function_ref<Value(Value, Value)> combine);
+                                   const ReductionCombiner &combiner);
   /// Stores a row value's `values` (one per row), by the first work-item.
   void storeRowValue(linalg::LinalgOp op, ArrayRef<Value> values);
 
@@ -179,52 +179,14 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
 
 Value RowKernelEmitter::body(linalg::LinalgOp op, ValueRange ivs, unsigned r,
                              unsigned lane, Value acc) {
-  Block &block = op->getRegion(0).front();
-  IRMapping mapping;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    BlockArgument arg = block.getArgument(in->getOperandNumber());
-    if (isa<RankedTensorType>(in->get().getType())) {
-      mapping.map(arg, inputAt(op, *in, ivs, r, lane));
-      continue;
-    }
-    FailureOr<Value> scalar = cloneScalar(in->get(), kb, shared);
-    if (failed(scalar)) {
-      failedBody = true;
-      return {};
-    }
-    mapping.map(arg, *scalar);
-  }
-  if (acc)
-    mapping.map(block.getArgument(op.getDpsInitOperand(0)->getOperandNumber()),
-                acc);
-  auto fromAbove = [&](Operation &inner) {
-    for (Value operand : inner.getOperands())
-      if (operand.getParentRegion() != &op->getRegion(0) &&
-          !mapping.contains(operand)) {
-        FailureOr<Value> m = cloneScalar(operand, kb, shared);
-        if (failed(m))
-          return false;
-        mapping.map(operand, *m);
-      }
-    return true;
-  };
-  for (Operation &inner : block.without_terminator()) {
-    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(index.getResult(), ivs[index.getDim()]);
-      continue;
-    }
-    if (!fromAbove(inner)) {
-      failedBody = true;
-      return {};
-    }
-    b.clone(inner, mapping);
-  }
-  Operation *yield = block.getTerminator();
-  if (!fromAbove(*yield)) {
+  FailureOr<SmallVector<Value>> results = inlineBody(
+      op, kb, ivs, [&](OpOperand &in) { return inputAt(op, in, ivs, r, lane); },
+      acc ? ValueRange(acc) : ValueRange(), IRMapping(), shared);
+  if (failed(results)) {
     failedBody = true;
     return {};
   }
-  return mapping.lookupOrDefault(yield->getOperand(0));
+  return results->front();
 }
 
 void RowKernelEmitter::storeRowValue(linalg::LinalgOp op,
@@ -309,23 +271,15 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
     scf::YieldOp::create(b, loc, accs);
     texels.clear();
   }
-  auto combine = [&](Value acc, Value x) {
-    SmallVector<Value> operands(2);
-    operands[combiner.accPos] = acc;
-    operands[1 - combiner.accPos] = x;
-    return b
-        .create(loc, combiner.op->getName().getIdentifier(), operands,
-                TypeRange{acc.getType()}, combiner.op->getAttrs())
-        ->getResult(0);
-  };
   SmallVector<Value> totals(loop.getResults());
   if (size > 1)
-    totals = reduceInGroup(totals, combine);
+    totals = reduceInGroup(totals, combiner);
   // The op's initial value joins once, where it is not the neutral one.
   TypedAttr init = initConstant(op);
   if (init != combiner.neutral)
     for (Value &total : totals)
-      total = combine(arith::ConstantOp::create(b, loc, init), total);
+      total = combiner.build(b, loc, arith::ConstantOp::create(b, loc, init),
+                             total);
   storeRowValue(op, totals);
   rowValues[op->getResult(0)] = totals;
   return success();
@@ -333,7 +287,7 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
 
 SmallVector<Value>
 RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
-                                function_ref<Value(Value, Value)> combine) {
+                                const ReductionCombiner &combiner) {
   int64_t size = group.groupSize();
   // Row r's partial of work-item i at r * size + i.
   auto at = [&](unsigned r, Value i) { return a.add(a.c(r * size), i); };
@@ -348,8 +302,8 @@ RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
             memref::LoadOp::create(b, loc, scratch, ValueRange{at(r, item)});
         Value other = memref::LoadOp::create(
             b, loc, scratch, ValueRange{at(r, a.add(item, a.c(half)))});
-        memref::StoreOp::create(b, loc, combine(mine, other), scratch,
-                                ValueRange{at(r, item)});
+        memref::StoreOp::create(b, loc, combiner.build(b, loc, mine, other),
+                                scratch, ValueRange{at(r, item)});
       }
     });
     BarrierOp::create(b, loc);
