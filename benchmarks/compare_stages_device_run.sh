@@ -9,7 +9,9 @@
 # best of the two rounds per stage. Writes $OUT/compare-stages.log.
 #   bash benchmarks/compare_stages_device_run.sh STAGE STAGE... [-- PART...]
 # PARTs (default: all) are `speed` and model names, as for
-# every_row_device_run.sh. FBL_COMPARE_DEVICE selects the device (gpu).
+# every_row_device_run.sh. FBL_COMPARE_DEVICE selects the device (gpu);
+# FBL_COMPARE_GEMMS=0 leaves out the GEMM rows (stages that differ only in
+# what is not a GEMM).
 set -uo pipefail
 stages=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do stages+=("$1"); shift; done
@@ -65,7 +67,7 @@ rm -rf "$work"; mkdir -p "$work"
     timeout 300 "${cmd[@]}" --device "$device" --random-inputs 1 $rounds |
       grep "median step time"
   done
-  if wants speed; then
+  if wants speed && [ "${FBL_COMPARE_GEMMS:-1}" != 0 ]; then
     echo "== GEMMs (kernel device time, TFLOP/s), two rounds"
     for round in 1 2; do
       for i in "${!stages[@]}"; do

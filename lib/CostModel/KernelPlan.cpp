@@ -965,11 +965,12 @@ mlir::fbl::matchRowGroups(Block &block,
 }
 
 bool mlir::fbl::takenByRowKernel(linalg::GenericOp op, int64_t rows,
-                                 TargetAttr target) {
+                                 TargetAttr target, int64_t rowsPerUnit) {
   unsigned n = op.getNumLoops();
   if (!target || n < 2 || op.getNumReductionLoops() != 1 ||
       op.getIteratorTypesArray()[n - 1] != utils::IteratorType::reduction ||
-      rows < 8 * target.getExecution().computeUnits || op->getNumResults() != 1)
+      rows < rowsPerUnit * target.getExecution().computeUnits ||
+      op->getNumResults() != 1)
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));

@@ -1,5 +1,7 @@
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions=row-kernels=true | FileCheck %s
 // RUN: fbl-opt %s -split-input-file -fbl-split-reductions | FileCheck %s --check-prefix=SPLIT
+// RUN: fbl-opt %s -split-input-file -fbl-split-reductions="row-kernels=true row-kernel-rows-per-unit=4" \
+// RUN:   | FileCheck %s --check-prefix=FOUR
 
 // With row-kernels, a row reduction that an elementwise op over the same
 // loops reads back along the row (a LayerNorm's mean over ViT-B/16's 768
@@ -90,5 +92,39 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
       linalg.yield %r : f32
     } -> tensor<6304xf32>
     return %s : tensor<6304xf32>
+  }
+}
+
+// -----
+
+// BERT-base's 1024 tokens of 768 channels: fewer than 8 rows per SM of the
+// H200 (1056), so split by default; from 4 rows per SM (528) left whole.
+
+// CHECK-LABEL: func.func @rows_per_unit
+// CHECK:         fbl.reduction_chunks
+// FOUR-LABEL:  func.func @rows_per_unit
+// FOUR-NOT:      fbl.reduction_chunks
+// FOUR:          linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0 : tensor<1024x768xf32>)
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @rows_per_unit(%x: tensor<1024x768xf32>) -> tensor<1024x768xf32> {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<1024xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<1024xf32>) -> tensor<1024xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<1024x768xf32>) outs(%s0 : tensor<1024xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<1024xf32>
+    %ye = tensor.empty() : tensor<1024x768xf32>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<1024x768xf32>, tensor<1024xf32>) outs(%ye : tensor<1024x768xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x768xf32>
+    return %y : tensor<1024x768xf32>
   }
 }

@@ -167,11 +167,12 @@ matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
 
 /// Whether a row kernel will compute `op` whole, asked before layouts
 /// (fbl-split-reductions leaves such rows whole): a reduction over its last
-/// loop, the others parallel, with at least 8 rows (`rows`) per compute
-/// unit of `target`, that an elementwise op over the same loops reads back
-/// along the row (through the map it writes). Split, its row kernel's
-/// reductions would be kernels of their own.
-bool takenByRowKernel(linalg::GenericOp op, int64_t rows, TargetAttr target);
+/// loop, the others parallel, with at least `rowsPerUnit` rows (`rows`)
+/// per compute unit of `target`, that an elementwise op over the same loops
+/// reads back along the row (through the map it writes). Split, its row
+/// kernel's reductions would be kernels of their own.
+bool takenByRowKernel(linalg::GenericOp op, int64_t rows, TargetAttr target,
+                      int64_t rowsPerUnit);
 
 /// The layout each operand of an op is read in (null: not a tensor).
 using OperandLayouts = ArrayRef<Attribute>;

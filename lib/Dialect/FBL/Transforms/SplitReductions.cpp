@@ -421,8 +421,8 @@ struct RowSplit {
 /// cost model finds a split faster, into the chunk count it finds fastest.
 static std::optional<RowSplit>
 planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
-             int64_t minModelledRowLength, int64_t maxRows, bool rowKernels,
-             SplitDecisions &decisions) {
+             int64_t minModelledRowLength, int64_t maxRows,
+             int64_t rowKernelRowsPerUnit, SplitDecisions &decisions) {
   std::optional<SmallVector<int64_t>> staticRanges = rowRanges(op, false);
   if (!staticRanges)
     return std::nullopt;
@@ -439,7 +439,8 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
   SplitRule rule =
       splitRule(rows, n, minRowLength, minModelledRowLength, maxRows, target);
   if (rule == SplitRule::None ||
-      (rowKernels && takenByRowKernel(op, rows, target)))
+      (rowKernelRowsPerUnit &&
+       takenByRowKernel(op, rows, target, rowKernelRowsPerUnit)))
     return std::nullopt;
   auto initType =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
@@ -488,10 +489,11 @@ planRowSplit(RewriterBase &rewriter, linalg::GenericOp op, int64_t minRowLength,
 static LogicalResult
 splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
                   int64_t minRowLength, int64_t minModelledRowLength,
-                  int64_t maxRows, bool rowKernels, SplitDecisions &decisions) {
+                  int64_t maxRows, int64_t rowKernelRowsPerUnit,
+                  SplitDecisions &decisions) {
   std::optional<RowSplit> split =
       planRowSplit(rewriter, op, minRowLength, minModelledRowLength, maxRows,
-                   rowKernels, decisions);
+                   rowKernelRowsPerUnit, decisions);
   if (!split)
     return failure();
   rewriter.replaceOp(op, buildRowSplit(rewriter, op, split->loop, split->length,
@@ -519,7 +521,7 @@ splitNamedContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   std::optional<RowSplit> split =
       planRowSplit(rewriter, *generic, minRowLength, minModelledRowLength,
-                   maxRows, /*rowKernels=*/false, decisions);
+                   maxRows, /*rowKernelRowsPerUnit=*/0, decisions);
   if (split) {
     rewriter.setInsertionPoint(*generic);
     rewriter.replaceOp(op, buildRowSplit(rewriter, *generic, split->loop,
@@ -719,15 +721,15 @@ splitReduction(RewriterBase &rewriter, linalg::GenericOp op,
   rewriter.replaceOp(op, total);
   rewriter.setInsertionPoint(partial);
   (void)splitRowReduction(rewriter, partial, minPartialRowLength,
-                          minPartialRowLength, maxRows, /*rowKernels=*/false,
-                          decisions);
+                          minPartialRowLength, maxRows,
+                          /*rowKernelRowsPerUnit=*/0, decisions);
   // The second stage is one row of as many partial results as the tensor
   // has rows (2048 for a loss over 2048 x 2048: 34 us in one work-item on
   // the H200, as long as the rest of the loss), split as rows are.
   auto second = total.getDefiningOp<linalg::GenericOp>();
   rewriter.setInsertionPoint(second);
   (void)splitRowReduction(rewriter, second, minRowLength, minModelledRowLength,
-                          maxRows, /*rowKernels=*/false, decisions);
+                          maxRows, /*rowKernelRowsPerUnit=*/0, decisions);
   return success();
 }
 
@@ -752,9 +754,9 @@ struct SplitReductionsPass
       if (succeeded(splitReduction(rewriter, op, minElements,
                                    minPartialRowLength, minRowLength,
                                    minModelledRowLength, maxRows, decisions)) ||
-          succeeded(splitRowReduction(rewriter, op, minRowLength,
-                                      minModelledRowLength, maxRows, rowKernels,
-                                      decisions)))
+          succeeded(splitRowReduction(
+              rewriter, op, minRowLength, minModelledRowLength, maxRows,
+              rowKernels ? rowKernelRowsPerUnit : 0, decisions)))
         continue;
       (void)splitReductionLoops(rewriter, op, minRowLength,
                                 minModelledRowLength, maxRows, decisions);

@@ -39,6 +39,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createFBLFuseElementwisePass());
   FBLSplitReductionsPassOptions split;
   split.rowKernels = options.kernels && options.fuse && options.rows;
+  split.rowKernelRowsPerUnit = options.rowKernelRowsPerUnit;
   pm.addPass(createFBLSplitReductionsPass(split));
   pm.addPass(createFBLClassifyOpsPass());
   FBLSelectLayoutsPassOptions select;

@@ -74,6 +74,12 @@ struct TrainingPipelineOptions
                                    "work-group per row (fbl-lower-to-kernels "
                                    "rows; only where fuse is on)"),
                     llvm::cl::init(true)};
+  Option<int64_t> rowKernelRowsPerUnit{
+      *this, "row-kernel-rows-per-unit",
+      llvm::cl::desc("Row reductions read back along the row stay whole for "
+                     "a row kernel from this many rows per compute unit "
+                     "(fbl-split-reductions)"),
+      llvm::cl::init(8)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),

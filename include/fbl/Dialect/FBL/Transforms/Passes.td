@@ -423,8 +423,13 @@ def FBLSplitReductionsPass
     Option<"rowKernels", "row-kernels", "bool", /*default=*/"false",
            "Leave whole the reductions over a row's last loop that an "
            "elementwise op over the same rows reads back along the row, "
-           "where there are at least 8 rows per compute unit: "
-           "fbl-lower-to-kernels' row kernels compute them">,
+           "where there are enough rows per compute unit "
+           "(row-kernel-rows-per-unit): fbl-lower-to-kernels' row kernels "
+           "compute them">,
+    Option<"rowKernelRowsPerUnit", "row-kernel-rows-per-unit", "int64_t",
+           /*default=*/"8",
+           "With row-kernels, the rows per compute unit of the target from "
+           "which such reductions stay whole (fewer, longer rows split)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
