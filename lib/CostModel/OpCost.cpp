@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -123,6 +125,67 @@ fc::KernelCost OpCostModel::opCost(Operation *op) {
     out.push_back(t ? t.getEncoding() : Attribute());
   }
   return opCost(op, in, out);
+}
+
+fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
+  llvm::SmallPtrSet<Operation *, 8> members, stored;
+  for (linalg::LinalgOp m : group.members)
+    members.insert(m);
+  for (linalg::LinalgOp v : group.storedRowValues)
+    stored.insert(v);
+  llvm::SmallPtrSet<void *, 8> read;
+  fc::KernelCost c;
+  c.launches = 1;
+  int64_t reductions = 0;
+  for (linalg::LinalgOp m : group.members) {
+    SmallVector<Attribute> in, out;
+    for (Value v : m->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      in.push_back(t ? t.getEncoding() : Attribute());
+    }
+    for (Value v : m->getResults())
+      out.push_back(cast<RankedTensorType>(v.getType()).getEncoding());
+    std::optional<fc::KernelShape> k = planKernel(m, in, out, target);
+    if (!k)
+      continue;
+    // A reduction's initial value is a constant the kernel starts from.
+    bool reduction = m.getNumReductionLoops() > 0;
+    reductions += reduction;
+    std::vector<fc::ReadCost> reads;
+    for (unsigned i = 0; i < k->inputs.size(); ++i) {
+      Value v = m->getOperand(k->inputOperands[i]);
+      if (members.contains(v.getDefiningOp()))
+        continue;
+      fc::ReadCost r = fc::readCost(*k, i, device);
+      if (!read.insert(v.getAsOpaquePointer()).second)
+        r.misses = 0;
+      reads.push_back(r);
+    }
+    fc::KernelCost member = fc::launchCost(*k, reads, device);
+    c.fetches += member.fetches;
+    c.misses += member.misses;
+    c.multiplies += member.multiplies;
+    // Sinks (elementwise over the whole row) and stored row values are
+    // written; the other row values live in registers.
+    bool sink = !reduction && m.getNumLoops() == group.rows.size() + 1;
+    if (sink || stored.contains(m))
+      c.writes += member.writes;
+  }
+  int64_t groups = group.numGroups(), items = group.groupSize();
+  ::fbl::target::LaunchWork work;
+  work.fetches = static_cast<double>(c.fetches);
+  work.misses = static_cast<double>(c.misses);
+  work.writes = static_cast<double>(c.writes);
+  work.multiplies = static_cast<double>(c.multiplies);
+  work.itemAccesses =
+      static_cast<double>(c.fetches + c.writes) /
+          static_cast<double>(std::max<int64_t>(1, groups * items)) +
+      static_cast<double>(reductions * llvm::Log2_64_Ceil(items));
+  work.groups = groups;
+  work.groupItems = items;
+  c.itemAccesses = work.itemAccesses;
+  c.timeNs = ::fbl::target::launchTimeNs(device.execution, work);
+  return c;
 }
 
 fc::KernelCost OpCostModel::relayoutCost(RankedTensorType type, Attribute from,

@@ -24,6 +24,8 @@
 
 namespace mlir::fbl {
 
+struct RowGroup;
+
 /// Thread-safe: the functions of a module may be costed in parallel, sharing
 /// what one asked with the others.
 class OpCostModel {
@@ -41,6 +43,15 @@ public:
   /// The cost of a relayout kernel for a tensor of `type`.
   ::fbl::cost::KernelCost relayoutCost(RankedTensorType type, Attribute from,
                                        Attribute to);
+
+  /// The cost of the row kernel that computes `group` (matchRowGroups) in
+  /// the layouts its members' types carry: one launch of a work-group per
+  /// row (or 4 rows), each member reading what comes from outside the group
+  /// (row values stay in registers), the sinks and stored row values
+  /// written, and each reduction's tree of halvings in local memory. A
+  /// tensor read by several passes over the row misses once: a work-group's
+  /// rows stay in the cache between its passes.
+  ::fbl::cost::KernelCost rowKernelCost(const RowGroup &group);
 
   /// A key for `op`'s structure: equal for ops that plan the same kernel
   /// under the same layouts (the repeated layers of a model).

@@ -464,10 +464,13 @@ struct LowerToKernelsPass
         llvm::erase_if(work,
                        [&](Operation *op) { return grouped.contains(op); });
         for (const RowGroup &group : groups) {
+          ::fbl::cost::KernelCost estimate = costs.rowKernelCost(group);
           FailureOr<DispatchOp> dispatch =
               lowerRowGroup(group, targetAttr, counter);
           if (failed(dispatch))
             return signalPassFailure();
+          (*dispatch)->setAttr(FBLDialect::getEstimateAttrName(),
+                               estimateAttr(dispatch->getContext(), estimate));
           clean(body, (*dispatch)->getPrevNode(), (*dispatch)->getNextNode());
         }
         // The members, once every group that computes them is a kernel.
