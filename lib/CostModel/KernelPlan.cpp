@@ -641,8 +641,7 @@ static bool inlinableBody(linalg::LinalgOp op) {
 /// scalar op, as the values it reads say). None for anything else.
 static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp>(op) || op->getNumResults() != 1 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
-      op.hasDynamicShape() || !inlinableBody(op))
+      op.getNumDpsInits() != 1 || op.hasDynamicShape() || !inlinableBody(op))
     return std::nullopt;
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (!type.getEncoding() || !type.getElementType().isF32())
@@ -659,6 +658,12 @@ static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
         return std::nullopt;
   }
   unsigned n = op.getNumLoops();
+  // No loops: a per-row scalar op of a single row (whose unit dims folded
+  // away), if it reads row values.
+  if (n == 0)
+    return op.payloadUsesValueFromOperand(op.getDpsInitOperand(0))
+               ? std::nullopt
+               : std::optional<RowRole>(RowRole::Elementwise);
   // A work-group per row: as many as a grid holds.
   int64_t rows = 1;
   for (int64_t r : op.getStaticLoopRanges())
@@ -675,9 +680,10 @@ static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
     if (auto d = dyn_cast<AffineDimExpr>(e))
       used.set(d.getPosition());
   if (iters[n - 1] == utils::IteratorType::reduction) {
-    // The output indexes every row loop: each row is reduced on its own.
-    if (n < 2 || used.test(n - 1) || used.count() != n - 1 ||
-        !initConstant(op) || !matchReductionCombiner(op))
+    // The output indexes every row loop: each row is reduced on its own (a
+    // single row's reduction has none).
+    if (used.test(n - 1) || used.count() != n - 1 || !initConstant(op) ||
+        !matchReductionCombiner(op))
       return std::nullopt;
     return RowRole::Reduction;
   }
@@ -690,12 +696,14 @@ static std::optional<RowRole> rowRoleOf(linalg::LinalgOp op) {
 /// How a row kernel can store a tensor of `type` written through `map` (the
 /// op's loops, or a row value's row loops): nullopt where it cannot, -1
 /// where a work-group of one row can (whole texels along the row, loop
-/// `rowLoop`, or a buffer), else the row loop along which its texels pack 4
-/// rows (a work-group of 4 rows along it can).
+/// `rowLoop`, a buffer, or a single row's scalar), else the row loop along
+/// which its texels pack 4 rows (a work-group of 4 rows along it can).
 static std::optional<int> rowStorage(RankedTensorType type, AffineMap map,
                                      int rowLoop) {
   if (isa<BufferLayoutAttr>(type.getEncoding()))
     return -1;
+  if (type.getRank() == 0)
+    return map.getNumDims() == 0 ? std::optional<int>(-1) : std::nullopt;
   int packed = layoutOf(type, type.getEncoding()).packedDim();
   if (packed < 0)
     return std::nullopt;
@@ -748,6 +756,8 @@ mlir::fbl::matchRowGroups(Block &block,
         role = RowRole::Scalar;
         values[op.getResult(0)] = {out, ranges, *length};
         order.push_back(op.getResult(0));
+      } else if (n == 0) {
+        continue;
       }
     }
     roles[&op] = *role;

@@ -7,20 +7,21 @@
 
 // CHECK-LABEL: func.func @repeated(
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<4x8xf32, {{.*}}>, %[[B:[^:]+]]: tensor<4x8xf32, {{.*}}>, %[[C:[^:]+]]: tensor<4x8xf32, {{.*}}>)
+// A captured scalar is computed once, at the kernel's top level.
 // CHECK:         %[[R0:.+]] = fbl.dispatch @k0_generic ins(%[[A]], %[[B]] :
+// CHECK:           arith.constant 2.000000e+00 : f32
 // CHECK:           fbl.load_texel %arg3[
 // CHECK:           fbl.load_texel %arg4[
-// CHECK:           arith.constant 2.000000e+00 : f32
 // CHECK:         %[[R1:.+]] = fbl.dispatch @k1_generic ins(%[[R0]], %[[C]] :
+// CHECK:           arith.constant 2.000000e+00 : f32
 // CHECK:           fbl.load_texel %arg3[
 // CHECK:           fbl.load_texel %arg4[
-// CHECK:           arith.constant 2.000000e+00 : f32
 // CHECK:         %[[R2:.+]] = fbl.dispatch @k2_generic ins(%[[A]], %[[B]] :
 // CHECK:           arith.constant 3.000000e+00 : f32
 // CHECK:         %[[R3:.+]] = fbl.dispatch @k3_generic ins(%[[C]] :
-// CHECK:           fbl.load_texel %arg3[
-// CHECK:           fbl.load_texel %arg3[
 // CHECK:           arith.constant 2.000000e+00 : f32
+// CHECK:           fbl.load_texel %arg3[
+// CHECK:           fbl.load_texel %arg3[
 // CHECK:         return %[[R0]], %[[R1]], %[[R2]], %[[R3]]
 
 // With cse, every body (the copy's too) holds each constant once.

@@ -440,3 +440,57 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
     return %g, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>
   }
 }
+
+// -----
+
+// A single row whose unit dims folded away: its reductions are sums of a
+// vector into a scalar, its per-row op has no loops. One work-group
+// computes it all; the scalar read outside (returned) is stored by its
+// first work-item. A constant that the reduction's body and the sink's read
+// is cloned once, at the kernel's top level, before the reduction's loop:
+// the sink's loop comes after that one, not inside it.
+
+// CHECK-LABEL: func.func @single_row(
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows {{.*}} grid [4, 1, 1] workgroup [4, 1, 1]
+// CHECK:           %[[C:.+]] = arith.constant 0.0833{{[0-9]+}} : f32
+// CHECK-NEXT:      scf.for
+// CHECK:             arith.mulf %{{.*}}, %[[C]] : f32
+// CHECK:           fbl.store_texel %{{.*}} : tensor<f32, #fbl.channel_packed<packed = 0>>
+// CHECK:           scf.for
+// CHECK:             arith.mulf %{{.*}}, %[[C]] : f32
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]#0, %[[K]]#1
+#p0 = #fbl.channel_packed<packed = 0>
+#v = affine_map<(j) -> (j)>
+#s = affine_map<(j) -> ()>
+#none = affine_map<() -> ()>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @single_row(%x: tensor<12xf32, #p0>) -> (tensor<12xf32, #p0>, tensor<f32, #p0>) {
+    %zero = arith.constant 0.0 : f32
+    %invl = arith.constant 0.0833333358 : f32
+    %re = tensor.empty() : tensor<f32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<f32, #p0>) -> tensor<f32, #p0>
+    %s = linalg.generic {indexing_maps = [#v, #s], iterator_types = ["reduction"]}
+        ins(%x : tensor<12xf32, #p0>) outs(%s0 : tensor<f32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %m = arith.mulf %a, %invl : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<f32, #p0>
+    %mu = linalg.generic {indexing_maps = [#none, #none], iterator_types = []}
+        ins(%s : tensor<f32, #p0>) outs(%re : tensor<f32, #p0>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.mulf %a, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32, #p0>
+    %ye = tensor.empty() : tensor<12xf32, #p0>
+    %y = linalg.generic {indexing_maps = [#v, #s, #v], iterator_types = ["parallel"]}
+        ins(%x, %mu : tensor<12xf32, #p0>, tensor<f32, #p0>) outs(%ye : tensor<12xf32, #p0>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %d = arith.subf %a, %b : f32
+      %r = arith.mulf %d, %invl : f32
+      linalg.yield %r : f32
+    } -> tensor<12xf32, #p0>
+    return %y, %mu : tensor<12xf32, #p0>, tensor<f32, #p0>
+  }
+}

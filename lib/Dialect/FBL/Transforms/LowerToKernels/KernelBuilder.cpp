@@ -610,10 +610,18 @@ kernels::inlineBody(linalg::LinalgOp op, KernelBuilder &kb, ValueRange ivs,
                     IRMapping &shared) {
   Block &body = op->getRegion(0).front();
   IRMapping mapping = gathers;
-  // Values from above the body are computed once, into `shared`.
+  // Values from above the body are computed once, into `shared`, at the
+  // kernel's top level: later bodies (a row kernel's other passes) may sit
+  // in other loops and branches.
   auto fromAbove = [&](Value v) -> LogicalResult {
     if (mapping.contains(v))
       return success();
+    OpBuilder::InsertionGuard guard(kb.b);
+    Block *top = &kb.dispatch.getBody().front();
+    if (kb.b.getInsertionBlock() != top)
+      if (Operation *at = top->findAncestorOpInBlock(
+              *kb.b.getInsertionBlock()->getParentOp()))
+        kb.b.setInsertionPoint(at);
     FailureOr<Value> m = cloneScalar(v, kb, shared);
     if (failed(m))
       return failure();

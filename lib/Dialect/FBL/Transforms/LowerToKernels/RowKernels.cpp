@@ -215,7 +215,8 @@ void RowKernelEmitter::storeRowValue(linalg::LinalgOp op,
       return;
     }
     // A texel of the work-group's rows (one row: the matcher stores only
-    // into buffers then); rows past the end are padding, written as zero.
+    // into buffers or a single row's scalar then); rows past the end are
+    // padding, written as zero.
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
     SmallVector<Value> channels;
     for (unsigned r = 0; r < fl::kTexelChannels; ++r)
@@ -410,7 +411,7 @@ LogicalResult RowKernelEmitter::emit() {
   Value rest =
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   base.assign(rowLoop, Value());
-  for (int64_t d = rowLoop - 1; d >= 0; --d) {
+  for (int64_t d = static_cast<int64_t>(rowLoop) - 1; d >= 0; --d) {
     int64_t extent = group.rows[d];
     if (d == group.packedRow)
       extent = llvm::divideCeil(extent, fl::kTexelChannels);
