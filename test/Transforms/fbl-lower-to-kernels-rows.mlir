@@ -395,12 +395,16 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // A statistic read outside and by two kernels (the second reads a tensor
 // computed after the first): the first kernel stores it, the second reads
-// it back from there instead of computing it again.
+// it back from there instead of computing it again, once per row, before
+// its walk along the row (it is the same all along).
 
 // CHECK-LABEL: func.func @stored_and_read_twice(
 // CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows ins(%arg0 :
 // CHECK:         %[[D:.+]] = fbl.dispatch @k2_generic ins(%[[K]]#0 :
 // CHECK:         fbl.dispatch @k1_rows ins(%arg0, %[[K]]#1, %[[D]] :
+// CHECK:           fbl.load_texel %arg2[
+// CHECK:           scf.for
+// CHECK-NOT:         fbl.load_texel %arg2[
 // CHECK:         return
 #p1 = #fbl.channel_packed<packed = 1>
 #p0 = #fbl.channel_packed<packed = 0>

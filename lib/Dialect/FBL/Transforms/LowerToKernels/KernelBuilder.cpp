@@ -109,6 +109,14 @@ Value Addressing::load(Value handle, ValueRange idx) {
 // KernelBuilder
 //===----------------------------------------------------------------------===//
 
+void KernelBuilder::setInsertionPointToTopLevel() {
+  Block *top = &dispatch.getBody().front();
+  if (b.getInsertionBlock() != top)
+    if (Operation *at =
+            top->findAncestorOpInBlock(*b.getInsertionBlock()->getParentOp()))
+      b.setInsertionPoint(at);
+}
+
 unsigned KernelBuilder::addInput(Value v) {
   auto it = llvm::find(ins, v);
   if (it != ins.end())
@@ -617,11 +625,7 @@ kernels::inlineBody(linalg::LinalgOp op, KernelBuilder &kb, ValueRange ivs,
     if (mapping.contains(v))
       return success();
     OpBuilder::InsertionGuard guard(kb.b);
-    Block *top = &kb.dispatch.getBody().front();
-    if (kb.b.getInsertionBlock() != top)
-      if (Operation *at = top->findAncestorOpInBlock(
-              *kb.b.getInsertionBlock()->getParentOp()))
-        kb.b.setInsertionPoint(at);
+    kb.setInsertionPointToTopLevel();
     FailureOr<Value> m = cloneScalar(v, kb, shared);
     if (failed(m))
       return failure();

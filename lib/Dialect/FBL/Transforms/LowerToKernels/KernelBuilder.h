@@ -107,6 +107,10 @@ public:
 
   /// Restores the insertion point `begin` found; returns the dispatch.
   DispatchOp end();
+  /// Moves the builder to the kernel's top level, before the loop or branch
+  /// it is in: what is built there is seen by every later part of the
+  /// kernel (values computed once for all its loops).
+  void setInsertionPointToTopLevel();
 
   /// Emits the per-texel (or per-element) body: `compute(idx)` gives the
   /// output element at logical index `idx`.

@@ -92,6 +92,8 @@ private:
   llvm::DenseMap<Value, SmallVector<Value>> rowValues;
   /// Texels read at the current step, per operand and row (or iteration).
   llvm::DenseMap<std::pair<OpOperand *, unsigned>, Value> texels;
+  /// Reads that are the same along the row, per tensor, map and row.
+  llvm::DenseMap<std::tuple<Value, AffineMap, unsigned>, Value> rowInvariant;
   Value step;
   /// Values from above the bodies, cloned once for the kernel.
   IRMapping shared;
@@ -144,6 +146,20 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
   auto type = cast<RankedTensorType>(v.getType());
   AffineMap map = op.getMatchingIndexingMap(&operand);
   auto texelType = VectorType::get({4}, b.getF32Type());
+  // The same all along the row (a statistic an earlier kernel stored, a
+  // vector over the rows): read once per row, at the kernel's top level,
+  // where every pass over the row finds it.
+  if (op.getNumLoops() > rowLoop && !map.isFunctionOfDim(rowLoop)) {
+    Value &value = rowInvariant[{v, map, r}];
+    if (!value) {
+      OpBuilder::InsertionGuard guard(b);
+      kb.setInsertionPointToTopLevel();
+      SmallVector<Value> at(row[r]);
+      at.push_back(a.c(0));
+      value = a.load(handle, indexAt(map, at));
+    }
+    return value;
+  }
   if (op.getNumLoops() > rowLoop &&
       !isa<BufferLayoutAttr>(type.getEncoding())) {
     int packed = layoutOf(type, type.getEncoding()).packedDim();
