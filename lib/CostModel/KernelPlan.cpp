@@ -608,6 +608,15 @@ int64_t RowGroup::groupSize() const {
   return std::min<int64_t>(llvm::PowerOf2Ceil(texels), 128);
 }
 
+SmallVector<linalg::LinalgOp> RowGroup::storedMembers() const {
+  SmallVector<linalg::LinalgOp> stored;
+  for (linalg::LinalgOp op : members)
+    if (op.getNumLoops() > rows.size() && op.getNumReductionLoops() == 0)
+      stored.push_back(op);
+  llvm::append_range(stored, storedRowValues);
+  return stored;
+}
+
 namespace {
 /// An op's part in a row group.
 enum class RowRole { Reduction, Scalar, Elementwise };

@@ -93,20 +93,8 @@ fc::KernelCost OpCostModel::opCost(Operation *op,
     // repeated layers and of one shape share their reads.
     std::vector<fc::ReadCost> reads;
     for (unsigned i = 0, e = k->inputs.size() + (k->readsInit ? 1 : 0); i < e;
-         ++i) {
-      std::vector<int64_t> readKey = fc::readKey(*k, i);
-      {
-        std::shared_lock<std::shared_mutex> lock(mutex);
-        if (auto it = readMemo.find(readKey); it != readMemo.end()) {
-          reads.push_back(it->second);
-          continue;
-        }
-      }
-      fc::ReadCost r = fc::readCost(*k, i, device);
-      std::unique_lock<std::shared_mutex> lock(mutex);
-      readMemo.emplace(std::move(readKey), r);
-      reads.push_back(r);
-    }
+         ++i)
+      reads.push_back(readCost(*k, i));
     c = fc::launchCost(*k, reads, device);
   }
   std::unique_lock<std::shared_mutex> lock(mutex);
@@ -114,38 +102,47 @@ fc::KernelCost OpCostModel::opCost(Operation *op,
   return c;
 }
 
+fc::ReadCost OpCostModel::readCost(const fc::KernelShape &k, unsigned input) {
+  std::vector<int64_t> key = fc::readKey(k, input);
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    if (auto it = readMemo.find(key); it != readMemo.end())
+      return it->second;
+  }
+  fc::ReadCost r = fc::readCost(k, input, device);
+  std::unique_lock<std::shared_mutex> lock(mutex);
+  readMemo.emplace(std::move(key), r);
+  return r;
+}
+
+/// The layout each of `values` carries (null for non-tensors).
+static SmallVector<Attribute> encodingsOf(ValueRange values) {
+  SmallVector<Attribute> encodings;
+  for (Value v : values) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    encodings.push_back(t ? t.getEncoding() : Attribute());
+  }
+  return encodings;
+}
+
 fc::KernelCost OpCostModel::opCost(Operation *op) {
-  SmallVector<Attribute> in, out;
-  for (Value v : op->getOperands()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    in.push_back(t ? t.getEncoding() : Attribute());
-  }
-  for (Value v : op->getResults()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    out.push_back(t ? t.getEncoding() : Attribute());
-  }
-  return opCost(op, in, out);
+  return opCost(op, encodingsOf(op->getOperands()),
+                encodingsOf(op->getResults()));
 }
 
 fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
   llvm::SmallPtrSet<Operation *, 8> members, stored;
   for (linalg::LinalgOp m : group.members)
     members.insert(m);
-  for (linalg::LinalgOp v : group.storedRowValues)
-    stored.insert(v);
+  for (linalg::LinalgOp m : group.storedMembers())
+    stored.insert(m);
   llvm::SmallPtrSet<void *, 8> read;
   fc::KernelCost c;
   c.launches = 1;
   int64_t reductions = 0;
   for (linalg::LinalgOp m : group.members) {
-    SmallVector<Attribute> in, out;
-    for (Value v : m->getOperands()) {
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      in.push_back(t ? t.getEncoding() : Attribute());
-    }
-    for (Value v : m->getResults())
-      out.push_back(cast<RankedTensorType>(v.getType()).getEncoding());
-    std::optional<fc::KernelShape> k = planKernel(m, in, out, target);
+    std::optional<fc::KernelShape> k = planKernel(
+        m, encodingsOf(m->getOperands()), encodingsOf(m->getResults()), target);
     if (!k)
       continue;
     // A reduction's initial value is a constant the kernel starts from.
@@ -156,7 +153,7 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
       Value v = m->getOperand(k->inputOperands[i]);
       if (members.contains(v.getDefiningOp()))
         continue;
-      fc::ReadCost r = fc::readCost(*k, i, device);
+      fc::ReadCost r = readCost(*k, i);
       if (!read.insert(v.getAsOpaquePointer()).second)
         r.misses = 0;
       reads.push_back(r);
@@ -165,10 +162,8 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
     c.fetches += member.fetches;
     c.misses += member.misses;
     c.multiplies += member.multiplies;
-    // Sinks (elementwise over the whole row) and stored row values are
-    // written; the other row values live in registers.
-    bool sink = !reduction && m.getNumLoops() == group.rows.size() + 1;
-    if (sink || stored.contains(m))
+    // The other row values live in registers.
+    if (stored.contains(m))
       c.writes += member.writes;
   }
   int64_t groups = group.numGroups(), items = group.groupSize();

@@ -153,6 +153,9 @@ struct RowGroup {
   /// The work-items of a work-group: enough to give each one texel of the
   /// row (a power of two, at most 128; longer rows take turns).
   int64_t groupSize() const;
+  /// The members whose results the kernel stores, in the order of its
+  /// outputs: the sinks (elementwise over whole rows), then storedRowValues.
+  SmallVector<linalg::LinalgOp> storedMembers() const;
 };
 
 /// The row groups among the top-level ops of `block`. `unavailable`

@@ -61,6 +61,11 @@ public:
   const ::fbl::cost::DeviceModel &getDevice() const { return device; }
 
 private:
+  /// fc::readCost, memoized by fc::readKey: reads of different ops that
+  /// trace the same accesses share one simulation.
+  ::fbl::cost::ReadCost readCost(const ::fbl::cost::KernelShape &k,
+                                 unsigned input);
+
   /// Memo keys: an op's structure and layouts fit inline (no allocation per
   /// question; the search asks millions).
   using Key = llvm::SmallVector<uintptr_t, 8>;

@@ -492,11 +492,7 @@ FailureOr<DispatchOp> kernels::lowerRowGroup(const RowGroup &group,
   // Outputs: the elementwise members' results, then the row values read
   // outside.
   SmallVector<RankedTensorType> outputs;
-  SmallVector<linalg::LinalgOp> stored;
-  for (linalg::LinalgOp op : group.members)
-    if (op.getNumLoops() > group.rows.size() && op.getNumReductionLoops() == 0)
-      stored.push_back(op);
-  llvm::append_range(stored, group.storedRowValues);
+  SmallVector<linalg::LinalgOp> stored = group.storedMembers();
   for (linalg::LinalgOp op : stored) {
     emitter.outputOf[op] = outputs.size();
     outputs.push_back(cast<RankedTensorType>(op->getResult(0).getType()));
