@@ -33,7 +33,8 @@ GEN_GEMM = os.path.join(HERE, "..", "..", "benchmarks", "gen_gemm.py")
 # work-items and ones that do not (the last round guarded).
 TILES = [(4, 2, 8, 4), (8, 1, 16, 8), (8, 2, 8, 8), (8, 2, 16, 8),
          (16, 1, 16, 16), (4, 1, 8, 4), (16, 1, 8, 16), (8, 2, 16, 16),
-         (8, 1, 8, 4), (4, 2, 8, 8), (16, 2, 8, 8), (8, 2, 4, 16)]
+         (8, 1, 8, 4), (4, 2, 8, 8), (16, 2, 8, 8), (8, 2, 4, 16),
+         (16, 2, 16, 16)]
 
 
 def covered(rng, multiple, most):
