@@ -44,7 +44,7 @@ def main():
             print(f"  result{j}: missing")
             ok = False
         else:
-            passed, line = oracle_verdict.verdict(
+            passed, line, _ = oracle_verdict.verdict(
                 j, np.load(path), want,
                 np.load(want64) if os.path.exists(want64) else None,
                 args.rtol, args.atol, args.atol_of_max)

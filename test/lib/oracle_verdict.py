@@ -74,14 +74,14 @@ def describe(j, row, second=None):
 
 
 def verdict(j, got, want32, want64, rtol, atol, atol_of_max):
-    """(passes, line) for result `j` under the whole rule; `want64` may be
-    None (no f64 evaluation)."""
+    """(passes, line, elementwise's row) for result `j` under the whole
+    rule; `want64` may be None (no f64 evaluation)."""
     row = elementwise(got, want32, rtol, atol, atol_of_max)
     if not row[4]:
-        return False, describe(j, row)
+        return False, describe(j, row), row
     if row[3] == 0:
-        return True, describe(j, row)
+        return True, describe(j, row), row
     if want64 is None or np.asarray(want64).size != np.asarray(want32).size:
-        return False, describe(j, row)
+        return False, describe(j, row), row
     second = within_f32_rounding(got, want32, want64, rtol)
-    return second[0], describe(j, row, second)
+    return second[0], describe(j, row, second), row
