@@ -12,7 +12,10 @@
 3. fbl: fbl-opt --fbl-training-pipeline, fbl-translate --fbl-to-opencl,
    fbl-run on the device; results read back from resultJ.npy.
 4. Every result compared elementwise: |fbl - oracle| <= atol + rtol |oracle|
-   (with --atol-of-max, atol is a fraction of max|oracle| of that result).
+   (with --atol-of-max, atol is a fraction of max|oracle| of that result);
+   where that fails, the oracle's function is evaluated once more in f64
+   and a result within the f32 oracle's own rounding error against it
+   passes (oracle_verdict.py says how; --prepare writes oracle64/ too).
 5. Where kernels have variants (the manifest's `variants`), the step runs
    again with each (FBL_KERNEL_VARIANTS=N) and each is compared the same
    way, except that atol is a fraction of max|oracle|: a variant may round
