@@ -27,6 +27,7 @@
    emulates fma() exactly and takes minutes to compile a GEMM of them.
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -99,8 +100,8 @@ def oracle_results(fbl_opt, model, name, inputs, params, llvm_bin,
     harness = ad.rstrip()[:-1] + "\n  func.func private @printMemrefF32(memref<*xf32>)\n" + \
         "  func.func @main() {\n" + "\n".join(body) + "\n  }\n}\n"
     if f64:
-        harness = gradcheck.widen_hex_floats(harness).replace("f32", "f64").replace(
-            "printMemrefF32", "printMemrefF64")
+        harness = gradcheck.widen_to_f64(harness).replace("printMemrefF32",
+                                                          "printMemrefF64")
     out = gradcheck.lower_and_run(harness, llvm_bin)
     oracle = []
     for b in out.split("Unranked Memref")[1:]:
@@ -270,9 +271,11 @@ def main():
                                 args.policy, args.target, tmp,
                                 f"optimizer={args.optimizer} lr={args.lr}"
                                 if args.optimizer else "")
+        @functools.cache
         def oracle64():
-            """The f64 evaluation, or None where the function does not
-            widen (oracle_verdict.py's second step then does not apply)."""
+            """The f64 evaluation (once), or None where the function does
+            not widen (oracle_verdict.py's second step then does not
+            apply)."""
             try:
                 return oracle_results(args.fbl_opt, model, name, inputs, params,
                                       args.llvm_bin, optimizer, f64=True)
@@ -299,8 +302,6 @@ def main():
             print(f"prepared {args.prepare}")
             return
 
-        wide = []  # computed once, where a first comparison fails
-
         def verdicts(results, atol_of_max):
             """(passes, line, elementwise row) per result (oracle_verdict.py):
             the f64 evaluation is asked for once, where a first comparison
@@ -315,9 +316,8 @@ def main():
             first = compare(None)
             if all(passed for passed, _, _ in first):
                 return first
-            if not wide:
-                wide.append(oracle64())
-            return compare(wide[0]) if wide[0] is not None else first
+            wide = oracle64()
+            return compare(wide) if wide is not None else first
 
         first_line, results = run_bundle(args.fbl_run, bundle, inputs, tmp, args.device)
         ok = True

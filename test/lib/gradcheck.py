@@ -119,6 +119,12 @@ def widen_hex_floats(text):
     return re.sub(r"0x([0-9A-Fa-f]{8}) : f32", widen, text)
 
 
+def widen_to_f64(text):
+    """`text` (MLIR) with every f32 made f64, the constants it prints as
+    bit patterns kept: the same function evaluated in f64."""
+    return widen_hex_floats(text).replace("f32", "f64")
+
+
 def model_inputs(src, fargs, seed):
     """Deterministic values for each argument of the forward function:
     (dims, elem, values), in the ranges the model's GRADCHECK-ARG lines give
@@ -234,7 +240,7 @@ def main():
 
     # The forward as fbl-opt printed it: its aliases are the output's.
     fwd = function_text(ad, name)
-    fwd64 = widen_hex_floats(fwd).replace("f32", "f64").replace(
+    fwd64 = widen_to_f64(fwd).replace(
         f"@{name}(", f"@{name}_f64(", 1)
 
     body = []
