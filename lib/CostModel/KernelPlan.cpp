@@ -319,7 +319,7 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
     return t;
   };
   ::fbl::target::GemmTile preset =
-      target.getGemmTileFor(g.batch * g.ranges[g.mLoop] * g.ranges[g.nLoop]);
+      target.getGemmTileFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop]);
   ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
        {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),

@@ -321,6 +321,29 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 
 // -----
 
+// A larger class's tile only where it pads C no more than the smaller
+// class's: 192x192 takes [8, 3, 8] (96x96 tiles, 2x2 groups; 64x64 tiles
+// divide it too), 256x256 keeps [8, 2, 8] (64 divides it; 96 would cover it
+// within an eighth, padded to 288).
+// CHECK-LABEL: func.func @gemm_classes_padding(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK:           memref.alloca() : memref<2x8x24xvector<4xf32>, 3>
+// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [32, 32, 1] workgroup [8, 8, 1]
+// CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8], [32768, 8, 3, 8]]>} {
+  func.func @gemm_classes_padding(%a: tensor<192x16xf32, #pc>, %b: tensor<16x192xf32, #pr>, %c: tensor<192x192xf32, #pc>,
+                                  %a2: tensor<256x16xf32, #pc>, %b2: tensor<16x256xf32, #pr>, %c2: tensor<256x256xf32, #pc>)
+      -> (tensor<192x192xf32, #pc>, tensor<256x256xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<192x16xf32, #pc>, tensor<16x192xf32, #pr>) outs(%c : tensor<192x192xf32, #pc>) -> tensor<192x192xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<256x16xf32, #pc>, tensor<16x256xf32, #pr>) outs(%c2 : tensor<256x256xf32, #pc>) -> tensor<256x256xf32, #pc>
+    return %0, %1 : tensor<192x192xf32, #pc>, tensor<256x256xf32, #pc>
+  }
+}
+
+// -----
+
 // Elementwise: one work-item per output texel (8 / 4 x 4 texels) computing
 // its 4 channels together (texels of tile padding, none here, are zero). x
 // and the bias are packed along j, the loop of the output's channels: one

@@ -117,6 +117,39 @@ TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
     EXPECT_TRUE(t.covers(64 * q, 64 * q, 16 * q));
 }
 
+TEST(CostModelTest, LargerClassTilesTakeOnlySizesTheyPadNoMore) {
+  // The H200 preset's ladder: 32x32 below 1M elements of C, 64x64 from 1M
+  // (XOR-staged) and 4.5M (staged in runs), 96x96 from ViT's 6304x768.
+  const target::TargetDescription *h200 = target::findPreset("nvidia-h200");
+  ASSERT_NE(h200, nullptr);
+  auto tileFor = [&](int64_t batch, int64_t m, int64_t n) {
+    return target::gemmTileFor(h200->gemmTile, h200->gemmTileClasses, batch, m,
+                               n);
+  };
+  const target::GemmTile small{8, 1, 16}, mid{8, 2, 16},
+      runs{8, 2, 16, 0, false}, wide{8, 3, 8, 0, false};
+  EXPECT_EQ(tileFor(1, 1024, 768), small);
+  EXPECT_EQ(tileFor(1, 2048, 2048), mid);
+  // 6304 rows: 64x64 and 96x96 tiles both pad them to 6336.
+  EXPECT_EQ(tileFor(1, 6304, 768), wide);
+  EXPECT_EQ(tileFor(1, 6304, 3072), wide);
+  // 64 divides these and 96 pads them: the 4.5M class's tile stays.
+  EXPECT_EQ(tileFor(1, 2048, 3072), runs);
+  EXPECT_EQ(tileFor(1, 512, 51865), runs);
+  EXPECT_EQ(tileFor(1, 256, 128256), runs);
+  // Batches count towards the class, not towards the padding: 384 heads of
+  // 197x64 reach the 96x96 class and pad 197 to 288 where 64x64 pads it
+  // to 256.
+  EXPECT_EQ(tileFor(384, 197, 64), runs);
+  // Where neither pads, the larger class wins.
+  EXPECT_EQ(tileFor(1, 6144, 1536), wide);
+  // A ladder whose larger tile pads less takes it.
+  const target::GemmTileClass ladder[] = {{1000, mid}, {2000, wide}};
+  EXPECT_EQ(target::gemmTileFor(small, ladder, 1, 96, 96), wide);
+  EXPECT_EQ(target::gemmTileFor(small, ladder, 1, 128, 128), mid);
+  EXPECT_EQ(target::gemmTileFor(small, ladder, 1, 30, 30), small);
+}
+
 TEST(CostModelTest, RaggedLocalTiledGemmsRoundTheGridToWholeGroups) {
   Layout packedK = Layout::channelPacked(2, 1);
   // 124 x 252 over 188 in 64x64 tiles ([8, 2, 8]): 2 x 4 groups of 8x8.

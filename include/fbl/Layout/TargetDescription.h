@@ -246,16 +246,28 @@ struct GemmTileClass {
   }
 };
 
-/// The tile for a GEMM of `outputs` elements of C: that of the largest
-/// class whose minOutputs it reaches (classes, any range of GemmTileClass,
-/// in increasing order), else `base`.
+/// The tile for a batch x m x n C: that of the largest class whose
+/// minOutputs batch x m x n reaches (classes, any range of GemmTileClass,
+/// in increasing order), else `base`. A class's tile replaces the smaller
+/// class's only where it pads C no more: tiles are tuned on sizes they
+/// divide, and rows or columns computed past C's sides are work the
+/// tuning never saw (a 96x96 tile takes ViT's 6304 rows, padded to 6336
+/// as with 64x64 tiles, but not 2048, which 64 divides and 96 pads by 64).
 template <typename Classes>
 GemmTile gemmTileFor(const GemmTile &base, const Classes &classes,
-                     int64_t outputs) {
+                     int64_t batch, int64_t m, int64_t n) {
+  auto padded = [&](const GemmTile &t) {
+    return t.tilesAlongM(m) * t.tileM() * t.tilesAlongN(n) * t.tileN();
+  };
   GemmTile t = base;
-  for (const GemmTileClass &c : classes)
-    if (outputs >= c.minOutputs)
+  bool inClass = false;
+  for (const GemmTileClass &c : classes) {
+    if (batch * m * n < c.minOutputs)
+      break;
+    if (!inClass || padded(c.tile) <= padded(t))
       t = c.tile;
+    inClass = true;
+  }
   return t;
 }
 
@@ -356,9 +368,17 @@ inline const TargetDescription kPresets[] = {
      // against 31.7, 33.7, 39.0 for [8, 2, 16, 16]). Whole blocks in runs
      // from 4.5M elements ("Split-K and staging by shape class"): at
      // ViT's 6336x768 and 6336x3072 37.7 and 40.2 TFLOP/s against 33.5 and
-     // 36.0 with XOR-permuted rows, at 2048^2 40.2 against 42.2.
+     // 36.0 with XOR-permuted rows, at 2048^2 40.2 against 42.2. 96x96
+     // tiles (12x12 of C a work-item) from ViT's 6304x768 ("Work-items of
+     // 12x12"): on the H100 at 6336x768x3072 and 6336x768x768 46.7 and
+     // 42.4 TFLOP/s against 41.5 and 38.9, ViT-B/16's steps 2.0% (LoRA)
+     // and 2.4% (full) faster; at 2048^3 and 512x2048x2048, which 96 pads,
+     // 38.9 and 17.9 against 42.5 and 33.1 (gemmTileFor keeps the smaller
+     // class's tile there).
      {8, 1, 16},
-     {{1 << 20, {8, 2, 16}}, {4718592, {8, 2, 16, 0, false}}},
+     {{1 << 20, {8, 2, 16}},
+      {4718592, {8, 2, 16, 0, false}},
+      {4841472, {8, 3, 8, 0, false}}},
      // Which of these runs fastest differs from GEMM to GEMM (H200,
      // docs/benchmarks.md "Where the next slice is stored, measured"):
      // stores after half a slice lift the GEMMs in the slow mode (2048^3

@@ -472,9 +472,10 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   return d;
 }
 
-::fbl::target::GemmTile TargetAttr::getGemmTileFor(int64_t outputs) const {
-  return ::fbl::target::gemmTileFor(getGemmTile(), getGemmTileClasses(),
-                                    outputs);
+::fbl::target::GemmTile TargetAttr::getGemmTileFor(int64_t batch, int64_t m,
+                                                   int64_t n) const {
+  return ::fbl::target::gemmTileFor(getGemmTile(), getGemmTileClasses(), batch,
+                                    m, n);
 }
 
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {

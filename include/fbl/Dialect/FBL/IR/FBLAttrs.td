@@ -233,7 +233,10 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     group_rows(, swizzle(, store_after_k)))], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
     min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
-    the size, and a batched GEMM's batches are work-groups too. `tune_gemm.py classes` derives the list from per-shape runs.
+    the size, and a batched GEMM's batches are work-groups too. A class's
+    tile replaces the smaller class's only where it pads C (rows and
+    columns computed past its sides) no more than that one does.
+    `tune_gemm.py classes` derives the list from per-shape runs.
     `gemm_variants = [[store_after_k, fma], ...]` (optional, default none;
     the NVIDIA preset sets it) gives every local-tiled GEMM other bodies
     with the same tile and launch: the next slice stored after
@@ -293,9 +296,11 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// lookup(op), with an error on `op` naming the ways to set a target
     /// when there is none.
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
-    /// The local-tiled GEMM's tile for `outputs` elements of C: the
-    /// largest `gemm_tile_classes` entry it reaches, else `gemm_tile`.
-    ::fbl::target::GemmTile getGemmTileFor(int64_t outputs) const;
+    /// The local-tiled GEMM's tile for a batch x m x n C: the largest
+    /// `gemm_tile_classes` entry it reaches (one that pads C more than the
+    /// smaller class's tile keeps that one), else `gemm_tile`.
+    ::fbl::target::GemmTile getGemmTileFor(int64_t batch, int64_t m,
+                                           int64_t n) const;
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
     /// Every field, as the MLIR-free description.
