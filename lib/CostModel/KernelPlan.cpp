@@ -319,7 +319,8 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
     return t;
   };
   ::fbl::target::GemmTile preset =
-      target.getGemmTileFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop]);
+      target.getGemmTileClassFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop])
+          .tile;
   ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
        {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),

@@ -303,6 +303,27 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 
 // -----
 
+// A class with own_launch marks the GEMMs that take its tile
+// fbl.own_launch (fbl-merge-dispatches leaves them alone); a GEMM of the
+// class that its tile does not cover falls back to gemm_tile, unmarked.
+// CHECK-LABEL: func.func @gemm_classes_own_launch(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [16, 16, 1] attributes {{{.*}}fbl.own_launch}
+// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [40, 40, 1] workgroup [8, 8, 1]
+// CHECK-NOT:     fbl.own_launch
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 1]]>} {
+  func.func @gemm_classes_own_launch(%a: tensor<128x16xf32, #pc>, %b: tensor<16x128xf32, #pr>, %c: tensor<128x128xf32, #pc>,
+                                     %a2: tensor<160x16xf32, #pc>, %b2: tensor<16x160xf32, #pr>, %c2: tensor<160x160xf32, #pc>)
+      -> (tensor<128x128xf32, #pc>, tensor<160x160xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<128x16xf32, #pc>, tensor<16x128xf32, #pr>) outs(%c : tensor<128x128xf32, #pc>) -> tensor<128x128xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<160x16xf32, #pc>, tensor<16x160xf32, #pr>) outs(%c2 : tensor<160x160xf32, #pc>) -> tensor<160x160xf32, #pc>
+    return %0, %1 : tensor<128x128xf32, #pc>, tensor<160x160xf32, #pc>
+  }
+}
+
+// -----
+
 // A batched GEMM's batches count: 4 batches of a 64x64 C are 16384 elements
 // of C, so they take the class's [8, 2, 8] (one 64x64 group per batch) where
 // one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).

@@ -119,7 +119,8 @@ TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
 
 TEST(CostModelTest, LargerClassTilesTakeOnlySizesTheyPadNoMore) {
   // The H200 preset's ladder: 32x32 below 1M elements of C, 64x64 from 1M
-  // (XOR-staged) and 4.5M (staged in runs), 96x96 from ViT's 6304x768.
+  // (XOR-staged), 128x128 in launches of their own from 4M, 64x64 staged
+  // in runs from 4.5M, 96x96 from ViT's 6304x768.
   const target::TargetDescription *h200 = target::findPreset("nvidia-h200");
   ASSERT_NE(h200, nullptr);
   auto tileFor = [&](int64_t batch, int64_t m, int64_t n) {
@@ -127,9 +128,21 @@ TEST(CostModelTest, LargerClassTilesTakeOnlySizesTheyPadNoMore) {
                                n);
   };
   const target::GemmTile small{8, 1, 16}, mid{8, 2, 16},
-      runs{8, 2, 16, 0, false}, wide{8, 3, 8, 0, false};
+      large{16, 2, 16, 16, false}, runs{8, 2, 16, 0, false},
+      wide{8, 3, 8, 0, false};
   EXPECT_EQ(tileFor(1, 1024, 768), small);
-  EXPECT_EQ(tileFor(1, 2048, 2048), mid);
+  EXPECT_EQ(tileFor(1, 1024, 2048), mid);
+  target::GemmTileClass square = target::gemmTileClassFor(
+      h200->gemmTile, h200->gemmTileClasses, 1, 2048, 2048);
+  EXPECT_EQ(square.tile, large);
+  EXPECT_TRUE(square.ownLaunch);
+  // 2000 rows: 128x128 tiles pad them to 2048, 64x64 to 2048 too; 1984
+  // rows 64x64 tiles divide.
+  EXPECT_EQ(tileFor(1, 2000, 2304), large);
+  EXPECT_EQ(tileFor(1, 1984, 2304), mid);
+  EXPECT_FALSE(target::gemmTileClassFor(h200->gemmTile, h200->gemmTileClasses,
+                                        1, 1984, 2304)
+                   .ownLaunch);
   // 6304 rows: 64x64 and 96x96 tiles both pad them to 6336.
   EXPECT_EQ(tileFor(1, 6304, 768), wide);
   EXPECT_EQ(tileFor(1, 6304, 3072), wide);

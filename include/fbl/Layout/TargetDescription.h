@@ -237,38 +237,49 @@ inline constexpr GemmTile kDefaultGemmTile{};
 /// `gemm_tile`.
 /// How many work-groups a tile leaves for the compute units is what moves
 /// the best tile with the size (benchmarks/tune_gemm.py measures it).
+/// ownLaunch GEMMs of the class run in launches of their own: merged with
+/// another (fbl-merge-dispatches), a kernel takes the registers of its
+/// largest member and one body variant for all members, which the step
+/// timings of a class can show to cost more than the launch saved.
 struct GemmTileClass {
   int64_t minOutputs = 0;
   GemmTile tile;
+  bool ownLaunch = false;
 
   constexpr bool operator==(const GemmTileClass &o) const {
-    return minOutputs == o.minOutputs && tile == o.tile;
+    return minOutputs == o.minOutputs && tile == o.tile &&
+           ownLaunch == o.ownLaunch;
   }
 };
 
-/// The tile for a batch x m x n C: that of the largest class whose
-/// minOutputs batch x m x n reaches (classes, any range of GemmTileClass,
-/// in increasing order), else `base`. A class's tile replaces the smaller
-/// class's only where it pads C no more: tiles are tuned on sizes they
+/// The class of a batch x m x n C: the largest of `classes` (any range of
+/// GemmTileClass, in increasing order) whose minOutputs batch x m x n
+/// reaches, else `base`'s own ({0, base}). A class replaces the smaller
+/// class only where its tile pads C no more: tiles are tuned on sizes they
 /// divide, and rows or columns computed past C's sides are work the
 /// tuning never saw (a 96x96 tile takes ViT's 6304 rows, padded to 6336
 /// as with 64x64 tiles, but not 2048, which 64 divides and 96 pads by 64).
 template <typename Classes>
-GemmTile gemmTileFor(const GemmTile &base, const Classes &classes,
-                     int64_t batch, int64_t m, int64_t n) {
+GemmTileClass gemmTileClassFor(const GemmTile &base, const Classes &classes,
+                               int64_t batch, int64_t m, int64_t n) {
   auto padded = [&](const GemmTile &t) {
     return t.tilesAlongM(m) * t.tileM() * t.tilesAlongN(n) * t.tileN();
   };
-  GemmTile t = base;
-  bool inClass = false;
+  GemmTileClass chosen{0, base};
   for (const GemmTileClass &c : classes) {
     if (batch * m * n < c.minOutputs)
       break;
-    if (!inClass || padded(c.tile) <= padded(t))
-      t = c.tile;
-    inClass = true;
+    if (chosen.minOutputs == 0 || padded(c.tile) <= padded(chosen.tile))
+      chosen = c;
   }
-  return t;
+  return chosen;
+}
+
+/// The tile of gemmTileClassFor's class.
+template <typename Classes>
+GemmTile gemmTileFor(const GemmTile &base, const Classes &classes,
+                     int64_t batch, int64_t m, int64_t n) {
+  return gemmTileClassFor(base, classes, batch, m, n).tile;
 }
 
 /// Every field of `#fbl.target<...>` (docs/Targets.md says what each means).
@@ -374,9 +385,14 @@ inline const TargetDescription kPresets[] = {
      // 42.4 TFLOP/s against 41.5 and 38.9, ViT-B/16's steps 2.0% (LoRA)
      // and 2.4% (full) faster; at 2048^3 and 512x2048x2048, which 96 pads,
      // 38.9 and 17.9 against 42.5 and 33.1 (gemmTileFor keeps the smaller
-     // class's tile there).
+     // class's tile there). 128x128 tiles in launches of their own from
+     // 4M (2048^2): the MLP 2048^3 step 1.977 ms against 2.070 with the
+     // 64x64 tiles (H100, "Launches of their own"); merged two to a launch
+     // (dA and dW2) they made it slower, 2.093 ms, and at ViT's sizes the
+     // 128x128 tile loses.
      {8, 1, 16},
      {{1 << 20, {8, 2, 16}},
+      {4194304, {16, 2, 16, 16, false}, true},
       {4718592, {8, 2, 16, 0, false}},
       {4841472, {8, 3, 8, 0, false}}},
      // Which of these runs fastest differs from GEMM to GEMM (H200,
@@ -437,24 +453,29 @@ inline std::string executionFields(const ExecutionModel &e) {
 /// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
 /// group is not square or more follows, `, swizzle` where blocks are staged
 /// in runs or more follows, and `, store_after_k` where it is not 0.
-inline std::string tileText(const GemmTile &t) {
-  bool swizzle = !t.swizzleBlocks || t.storeAfterK;
+inline std::string tileText(const GemmTile &t, bool full = false) {
+  bool swizzle = full || !t.swizzleBlocks || t.storeAfterK;
   bool rows = t.rows() != t.cols() || swizzle;
   return "[" + std::to_string(t.groupItems) + ", " +
          std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) +
          (rows ? ", " + std::to_string(t.rows()) : "") +
          (swizzle ? (t.swizzleBlocks ? ", 1" : ", 0") : "") +
-         (t.storeAfterK ? ", " + std::to_string(t.storeAfterK) : "") + "]";
+         (t.storeAfterK || full ? ", " + std::to_string(t.storeAfterK) : "") +
+         "]";
 }
 
 /// `[[min_outputs, group_items, item_blocks, local_k(, group_rows(,
-/// swizzle(, store_after_k)))], ...]`
+/// swizzle(, store_after_k(, own_launch))))], ...]`
 /// (cs: any range of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";
-  for (const GemmTileClass &c : cs)
+  for (const GemmTileClass &c : cs) {
+    std::string tile = tileText(c.tile, c.ownLaunch).substr(1);
+    if (c.ownLaunch)
+      tile.insert(tile.size() - 1, ", 1");
     s += (s.size() > 1 ? ", [" : "[") + std::to_string(c.minOutputs) + ", " +
-         tileText(c.tile).substr(1);
+         tile;
+  }
   return s + "]";
 }
 

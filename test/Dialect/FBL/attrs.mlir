@@ -146,6 +146,14 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 1, 16], 
 
 // -----
 
+// An eighth number, own_launch, follows a whole tile: printed with every
+// number of its tile, and 0 as nothing.
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 16, 16, 1, 0, 1]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[1048576, 8, 2, 16, 8, 1, 0, 0], [4194304, 16, 2, 16, 16, 1, 0, 1]]>} {
+}
+
+// -----
+
 // half_storage likewise: the mobile presets set it, the others do not.
 // CHECK: #fbl.target<"adreno-a740", {{.*}}preferred_workgroup = [16, 8], half_storage = false>
 module attributes {fbl.target = #fbl.target<"adreno-a740", half_storage = false>} {

@@ -267,13 +267,24 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] entries, swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2]]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] entries, swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, -1]]>} {}
+
+// -----
+
+// own_launch is 0 or 1, after a whole tile, and nothing follows it.
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 2]]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 1, 1]]>} {}
 
 // -----
 

@@ -125,6 +125,11 @@ func.func @outside(%x: tensor<8xf32, #fbl.buffer>) {
 
 // -----
 
+// expected-error @+1 {{'fbl.own_launch' is a unit attribute on fbl.dispatch}}
+%0 = arith.constant {fbl.own_launch} 0.0 : f32
+
+// -----
+
 // expected-error @+1 {{'fbl.reduction_chunks' is a unit attribute on tensor.expand_shape}}
 %0 = arith.constant {fbl.reduction_chunks} 0.0 : f32
 

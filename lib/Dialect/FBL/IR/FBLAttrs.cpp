@@ -472,10 +472,10 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   return d;
 }
 
-::fbl::target::GemmTile TargetAttr::getGemmTileFor(int64_t batch, int64_t m,
-                                                   int64_t n) const {
-  return ::fbl::target::gemmTileFor(getGemmTile(), getGemmTileClasses(), batch,
-                                    m, n);
+::fbl::target::GemmTileClass
+TargetAttr::getGemmTileClassFor(int64_t batch, int64_t m, int64_t n) const {
+  return ::fbl::target::gemmTileClassFor(getGemmTile(), getGemmTileClasses(),
+                                         batch, m, n);
 }
 
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
@@ -696,16 +696,19 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     } else if (key == "gemm_tile_classes") {
       hasClasses = true;
       if (parseIntegerLists(parser, [&](ArrayRef<int64_t> c) -> ParseResult {
+            // The eighth number, own_launch, follows a whole tile.
             std::optional<::fbl::target::GemmTile> t;
-            if (!c.empty())
-              t = gemmTileOf(c.drop_front());
+            bool own = c.size() == 8 && c[7] == 1;
+            if (c.size() == 8 ? c[7] == 0 || c[7] == 1
+                              : !c.empty() && c.size() < 8)
+              t = gemmTileOf(c.slice(1, std::min<size_t>(c.size(), 7) - 1));
             if (!t)
               return parser.emitError(
                   keyLoc, "gemm_tile_classes needs [min_outputs, "
                           "group_items, item_blocks, local_k(, group_rows(, "
-                          "swizzle(, store_after_k)))] entries, swizzle 0 or "
-                          "1");
-            classes.push_back({c[0], *t});
+                          "swizzle(, store_after_k(, own_launch))))] entries, "
+                          "swizzle and own_launch 0 or 1");
+            classes.push_back({c[0], *t, own});
             return success();
           }))
         return {};

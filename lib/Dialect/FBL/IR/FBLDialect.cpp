@@ -118,6 +118,12 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                                 "integers) and time_ns";
     return success();
   }
+  if (attr.getName() == getOwnLaunchAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<DispatchOp>(op))
+      return op->emitError() << "'" << getOwnLaunchAttrName()
+                             << "' is a unit attribute on fbl.dispatch";
+    return success();
+  }
   if (attr.getName() == getReductionChunksAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<tensor::ExpandShapeOp>(op))
       return op->emitError() << "'" << getReductionChunksAttrName()

@@ -112,10 +112,12 @@ std::string familyOf(DispatchOp d) {
   return family;
 }
 
-/// Kernels fbl-plan-memory decides the storage of from their own body or
-/// inputs, on a target with half storage: those that only copy or select
-/// (their outputs stay exact) and those computed from constants alone (small
-/// tables). Merged with others, the merged kernel would decide for them.
+/// Kernels that run alone: GEMMs whose tile class says so
+/// (`fbl.own_launch`), and those fbl-plan-memory decides the storage of
+/// from their own body or inputs, on a target with half storage: those that
+/// only copy or select (their outputs stay exact) and those computed from
+/// constants alone (small tables). Merged with others, the merged kernel
+/// would decide for them.
 class KeepAlone {
 public:
   explicit KeepAlone(func::FuncOp func) {
@@ -125,14 +127,15 @@ public:
 
   /// Whether `d` runs alone. Asked in schedule order.
   bool keeps(DispatchOp d) {
+    bool own = d->hasAttr(FBLDialect::getOwnLaunchAttrName());
     if (!active)
-      return false;
+      return own;
     bool constant = llvm::all_of(d.getIns(), [&](Value v) {
       return fromConstants.contains(viewedValue(v));
     });
     if (constant)
       fromConstants.insert(d.getResults().begin(), d.getResults().end());
-    return constant || d.onlySelects();
+    return own || constant || d.onlySelects();
   }
 
 private:

@@ -31,7 +31,7 @@ inline llvm::hash_code hash_value(const GemmTile &t) {
   return llvm::hash_combine(t.groupItems, t.itemBlocks, t.localK, t.rows());
 }
 inline llvm::hash_code hash_value(const GemmTileClass &c) {
-  return llvm::hash_combine(c.minOutputs, hash_value(c.tile));
+  return llvm::hash_combine(c.minOutputs, hash_value(c.tile), c.ownLaunch);
 }
 inline llvm::hash_code hash_value(const GemmVariant &v) {
   return llvm::hash_combine(v.storeAfterK, v.fusedMultiplyAdd);

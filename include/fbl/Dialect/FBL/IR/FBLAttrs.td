@@ -230,12 +230,14 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the default tile, then the register-tiled kernel. Presets record the
     tile benchmarks/tune_gemm.py measured on their device.
     `gemm_tile_classes = [[min_outputs, group_items, item_blocks, local_k(,
-    group_rows(, swizzle(, store_after_k)))], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
+    group_rows(, swizzle(, store_after_k(, own_launch))))], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
     min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
     the size, and a batched GEMM's batches are work-groups too. A class's
     tile replaces the smaller class's only where it pads C (rows and
-    columns computed past its sides) no more than that one does.
+    columns computed past its sides) no more than that one does. own_launch
+    1 (default 0; it follows a whole tile) runs the class's GEMMs in
+    launches of their own, where fbl-merge-dispatches would merge them.
     `tune_gemm.py classes` derives the list from per-shape runs.
     `gemm_variants = [[store_after_k, fma], ...]` (optional, default none;
     the NVIDIA preset sets it) gives every local-tiled GEMM other bodies
@@ -296,11 +298,11 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// lookup(op), with an error on `op` naming the ways to set a target
     /// when there is none.
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
-    /// The local-tiled GEMM's tile for a batch x m x n C: the largest
+    /// The local-tiled GEMM's class for a batch x m x n C: the largest
     /// `gemm_tile_classes` entry it reaches (one that pads C more than the
-    /// smaller class's tile keeps that one), else `gemm_tile`.
-    ::fbl::target::GemmTile getGemmTileFor(int64_t batch, int64_t m,
-                                           int64_t n) const;
+    /// smaller class's tile keeps that one), else `gemm_tile`'s.
+    ::fbl::target::GemmTileClass getGemmTileClassFor(int64_t batch, int64_t m,
+                                                     int64_t n) const;
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
     /// Every field, as the MLIR-free description.

@@ -89,6 +89,13 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getReductionChunksAttrName() {
       return ::llvm::StringLiteral("fbl.reduction_chunks");
     }
+    /// Name of the unit attribute fbl-lower-to-kernels puts on a GEMM
+    /// kernel whose tile class says it runs in a launch of its own
+    /// (`own_launch` of `gemm_tile_classes`): fbl-merge-dispatches leaves it
+    /// alone.
+    static constexpr ::llvm::StringLiteral getOwnLaunchAttrName() {
+      return ::llvm::StringLiteral("fbl.own_launch");
+    }
     /// Name of the kernel configuration fbl-materialize-rtile records.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("fbl.kernel");

@@ -632,7 +632,11 @@ def FBLMergeDispatchesPass
     same family: the same work-group size, and for GEMMs the same kind and
     local tiles (declared once; each work-group runs one member). On a target with `half_storage`, kernels whose storage
     `fbl-plan-memory` decides from their own body or inputs (copies and
-    selects, tables computed from constants) stay alone too.
+    selects, tables computed from constants) stay alone too, and so do
+    GEMMs marked `fbl.own_launch` (their tile class's `own_launch`: merged,
+    two GEMMs that each fill the device share one body variant and the
+    larger's registers, and the target's timings say that costs more than
+    the launch saves).
 
     ```mlir
     %a = fbl.dispatch @k1 ins(%x : T) outs(%e0 : T) grid [16, 8, 1] workgroup [8, 8, 1] {...}

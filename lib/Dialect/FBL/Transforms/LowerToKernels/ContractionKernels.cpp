@@ -837,10 +837,15 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
     return failure();
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
   DispatchOp dispatch;
-  if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target))
+  if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target)) {
     dispatch =
         buildLocalTiledGemmVariants(op, *g, epilogue, *tile, target, counter);
-  else
+    ::fbl::target::GemmTileClass shapeClass = target.getGemmTileClassFor(
+        g->batch, g->ranges[g->mLoop], g->ranges[g->nLoop]);
+    if (shapeClass.ownLaunch && shapeClass.tile == *tile)
+      dispatch->setAttr(FBLDialect::getOwnLaunchAttrName(),
+                        UnitAttr::get(op.getContext()));
+  } else
     dispatch = buildRegisterTiledGemm(op, *g, epilogue, target, counter);
   if (epilogue) {
     // The kernel computes the epilogue's result: the op it replaces.
