@@ -8,7 +8,9 @@
 # tokens, Llama-3.2-1B 1 x 256 tokens).
 #   benchmarks/stage_every_row.sh [STAGE]   (.device/stage/every-row)
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the H200
-# preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("8,2,16"):
+# preset in every step, FBL_GEMM_TILES the GEMM rows' tiles ("preset",
+# the default: each shape with the tile the target gives it, as the steps
+# get it; or "8,2,16;..." to time those tiles at every shape):
 # to stage a candidate preset beside the current one; FBL_STORAGES ("f32
 # f16") the image storages staged, FBL_MODELS ("vit-base-patch16-224 ...")
 # the models (default: all five), FBL_PIPELINE_EXTRA pipeline options of
@@ -20,7 +22,7 @@ stage=${1:-.device/stage/every-row}
 rm -rf "$stage"; mkdir -p "$stage"
 fields=${FBL_TARGET_FIELDS:-}
 FBL_STAGE="$stage/speed" bash benchmarks/stage_speed.sh nvidia-h200 \
-  "${FBL_GEMM_TILES:-8,2,16}" >/dev/null
+  "${FBL_GEMM_TILES:-preset}" >/dev/null
 while read -r model seq batch; do
   [[ -z "${FBL_MODELS:-}" || " $FBL_MODELS " == *" $model "* ]] || continue
   for storage in ${FBL_STORAGES:-f32 f16}; do

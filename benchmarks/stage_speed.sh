@@ -5,9 +5,11 @@
 # the attention block (gen_attention.py 512 512 8, AdamW) under fblayout with
 # f32 and with f16 image storage; the GEMMs at 512x2048x2048 and 2048^3,
 # NN/NT/TN on both layouts, under each tile named (the preset's first).
-#   benchmarks/stage_speed.sh [TARGET] [TILES]   (nvidia-h200, "8,2,8;8,2,16;16,2,8")
+#   benchmarks/stage_speed.sh [TARGET] [TILES]   (nvidia-h200, "8,2,8;8,2,16;16,2,8";
+#   "preset": each GEMM shape with the tile the target gives it)
 # FBL_TARGET_FIELDS (", key = value, ...") overrides fields of the TARGET
-# preset for the training steps (the GEMMs take TILES); FBL_STORAGES ("f32
+# preset for the training steps (the GEMMs take TILES, and the fields too
+# with "preset"); FBL_STORAGES ("f32
 # f16") the image storages staged; FBL_PIPELINE_EXTRA adds pipeline options
 # to the training steps ("rows=false": the same compiler without row
 # kernels, to stage beside it for compare_stages_device_run.sh).
@@ -42,7 +44,11 @@ step mlp-512x2048x2048 sgd gen_mlp.py 512 2048 2048
 step mlp-2048x2048x2048 sgd gen_mlp.py 2048 2048 2048
 step attention-512x512x8 adamw gen_attention.py 512 512 8
 
+# "preset": each shape with the target's own tile (FBL_TARGET_FIELDS's
+# classes too, as the steps get them).
+gemm_fields=()
+[ "$tiles" = preset ] && gemm_fields=(--target-fields "${FBL_TARGET_FIELDS:-}")
 /usr/bin/python3 benchmarks/tune_gemm.py stage "$stage/gemm" --target "$target" \
-  --tiles "$tiles" --fbl-opt "$build/bin/fbl-opt" \
+  --tiles "$tiles" "${gemm_fields[@]}" --fbl-opt "$build/bin/fbl-opt" \
   --fbl-translate "$build/bin/fbl-translate" >/dev/null
 du -sh "$stage"

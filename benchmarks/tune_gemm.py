@@ -3,7 +3,7 @@
 
   tune_gemm.py stage DIR [--target T] [--target-fields ", K = V, ..."]
                          [--shapes MxNxK,...]
-                         [--tiles G,B,K[,R[,S[,T]]];...] [--store-after-k 0,half,...]
+                         [--tiles G,B,K[,R[,S[,T]]];...|preset] [--store-after-k 0,half,...]
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
@@ -37,7 +37,9 @@ local row's blocks XOR-permuted; 0: in runs of 8 blocks; the grid takes
 both; store_after_k: the next slice's texels stored into local memory
 after that many of the slice's k steps, 0 after all of them);
 --tiles takes G,B,K for a square group, swizzle 1 and store_after_k 0
-unless given; --store-after-k stages each tile once per value given
+unless given; `--tiles preset` stages each shape with the tile the
+target itself gives it (its `gemm_tile_classes`, as the training steps
+get it: what the table's GEMM rows time); --store-after-k stages each tile once per value given
 instead (a number, or half or quarter of the tile's local_k; those not
 below local_k are skipped).
 Only tiles the kernel plan takes at every shape are kept (it takes a
@@ -106,17 +108,26 @@ def store_after_k_variants(tiles, spec):
     return out
 
 
+PRESET = "preset"
+
+
+def tile_key(tile):
+    """A tile as a dict key: its numbers, or PRESET."""
+    return tile if tile == PRESET else tuple(tile)
+
+
 def lower(args, m, n, k, form, layout, tile):
-    """The GEMM's kernels with `tile`, or None with the reason the target's
-    verifier refuses the tile."""
+    """The GEMM's kernels with `tile` (PRESET: the target's own for the
+    size), or None with the reason the target's verifier refuses the tile."""
     ir = subprocess.run(
         [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m), str(n), str(k),
          form, layout, args.target, "local"],
         check=True, capture_output=True, text=True).stdout
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d], "
-                    "gemm_tile_classes = []" % tuple(tile) + args.target_fields)
+                    "local_tiled_gemm = true" + ("" if tile == PRESET else
+                    ", gemm_tile = [%d, %d, %d, %d, %d, %d], "
+                    "gemm_tile_classes = []" % tuple(tile)) + args.target_fields)
     # The kernel source the training pipeline emits (bodies folded and
     # CSE'd): the driver's compiler times equivalent sources differently.
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels=cse=true fold=true"],
@@ -128,8 +139,11 @@ def lower(args, m, n, k, form, layout, tile):
     # Not the local-tiled kernel, or another tile: the kernel plan takes a
     # tile only where it covers the sizes within an eighth (ragged last
     # tiles), and falls back otherwise; such a run would time another tile.
-    if not re.search(r"_gemm_local .*workgroup \[%d, %d, 1\]" % (tile[0], tile[3]),
-                     out.stdout):
+    if tile == PRESET:
+        if "_gemm_local" not in out.stdout:
+            return None, f"the target takes no local tile at {m}x{n}x{k}"
+    elif not re.search(r"_gemm_local .*workgroup \[%d, %d, 1\]" % (tile[0], tile[3]),
+                       out.stdout):
         return None, (f"not taken at {m}x{n}x{k} (the kernel plan takes a tile "
                       "where it covers the sizes within an eighth)")
     return out.stdout, None
@@ -138,7 +152,7 @@ def lower(args, m, n, k, form, layout, tile):
 def stage(args):
     os.makedirs(args.dir, exist_ok=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-    grid = store_after_k_variants(
+    grid = [PRESET] if args.tiles == PRESET else store_after_k_variants(
         [parse_tile(t) for t in args.tiles.split(";")]
         if args.tiles else candidate_tiles(), args.store_after_k)
     forms = args.forms.split(",")
@@ -154,7 +168,9 @@ def stage(args):
             lowered, refused = lower(args, m, n, k, form, layout, tile)
             if refused:
                 break
-            name = "%s-%s-%dx%dx%d-t%d_%d_%d_%d_%d_%d" % (form, layout, m, n, k, *tile)
+            name = "%s-%s-%dx%dx%d-t%s" % (
+                form, layout, m, n, k,
+                tile if tile == PRESET else "%d_%d_%d_%d_%d_%d" % tuple(tile))
             subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
                             os.path.join(args.dir, name)],
                            input=lowered, check=True, text=True)
@@ -212,24 +228,25 @@ def run(args):
             json.dump({"target": plan["target"], "results": results}, f, indent=1)
     by_tile = {}
     for r in results:
-        by_tile.setdefault(tuple(r["tile"]), []).append(r)
-    expected = len(plan["runs"]) // max(1, len({tuple(r["tile"]) for r in plan["runs"]}))
+        by_tile.setdefault(tile_key(r["tile"]), []).append(r)
+    expected = len(plan["runs"]) // max(1, len({tile_key(r["tile"]) for r in plan["runs"]}))
     print("\ntile [group_items, item_blocks, local_k, group_rows, swizzle, "
           "store_after_k]: "
           "geometric mean TFLOP/s "
           "(min over shape/form/layout)")
     ranked = []
+    show = lambda tile: tile if tile == PRESET else list(tile)  # noqa: E731
     for tile, rs in by_tile.items():
         if len(rs) < expected:
-            print(f"  {list(tile)}: {expected - len(rs)} runs failed, not ranked")
+            print(f"  {show(tile)}: {expected - len(rs)} runs failed, not ranked")
             continue
         gm = math.exp(sum(math.log(r["tflops"]) for r in rs) / len(rs))
         ranked.append((gm, tile, min(r["tflops"] for r in rs)))
-    for gm, tile, lo in sorted(ranked, reverse=True):
-        print(f"  {list(tile)}: {gm:.2f} (min {lo:.2f})")
-    if ranked:
-        best = max(ranked)
-        print("best: gemm_tile = [%d, %d, %d, %d, %d, %d]" % best[1])
+    for gm, tile, lo in sorted(ranked, key=lambda r: r[0], reverse=True):
+        print(f"  {show(tile)}: {gm:.2f} (min {lo:.2f})")
+    numbered = [r for r in ranked if r[1] != PRESET]
+    if numbered:
+        print("best: gemm_tile = [%d, %d, %d, %d, %d, %d]" % max(numbered)[1])
 
 
 def classes(args):
@@ -241,7 +258,8 @@ def classes(args):
             sys.exit(f"{path}: results of {len(shapes)} shapes; run one shape a file")
         by_tile = {}
         for r in results:
-            by_tile.setdefault(tuple(full_tile(r["tile"])), []).append(r["tflops"])
+            if r["tile"] != PRESET:  # the target's own: nothing to choose
+                by_tile.setdefault(tuple(full_tile(r["tile"])), []).append(r["tflops"])
         full = max(len(v) for v in by_tile.values())
         ranked = sorted(((math.exp(sum(map(math.log, v)) / len(v)), t)
                          for t, v in by_tile.items() if len(v) == full), reverse=True)
