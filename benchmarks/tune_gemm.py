@@ -31,7 +31,9 @@ Candidates come from a fixed grid (groups of 64-256 work-items, 4-32 a
 side along n and along m, 1-2 blocks of 4x4 per work-item, k slices 8-32
 deep); those the target's verifier refuses (work-group size, 32 KiB of
 local memory) are reported and skipped. A tile is [group_items,
-item_blocks, local_k, group_rows, swizzle, store_after_k] (swizzle 1: an
+item_blocks, local_k, group_rows, swizzle, store_after_k(, item_blocks_n)]
+(item_blocks_n: blocks a work-item computes along n, where it differs from
+item_blocks, which is then along m; swizzle 1: an
 operand packed along k staged in whole blocks in the image's order, each
 local row's blocks XOR-permuted; 0: in runs of 8 blocks; the grid takes
 both; store_after_k: the next slice's texels stored into local memory
@@ -74,7 +76,8 @@ def candidate_tiles():
 
 
 def parse_tile(text):
-    """`G,B,K` (a square group), `G,B,K,R`, `G,B,K,R,S` or `G,B,K,R,S,T`."""
+    """`G,B,K` (a square group), `G,B,K,R`, `G,B,K,R,S`, `G,B,K,R,S,T` or
+    `G,B,K,R,S,T,BN` (BN blocks a work-item along n, B along m)."""
     t = [int(x) for x in text.split(",")]
     if len(t) == 3:
         t.append(t[0])
@@ -83,11 +86,23 @@ def parse_tile(text):
 
 def full_tile(t):
     """A tile's six numbers: swizzle 1 and store_after_k 0 where missing
-    (results of runs before store_after_k have five)."""
+    (results of runs before store_after_k have five), and a seventh,
+    item_blocks_n, where it differs from item_blocks."""
     t = list(t)
     if len(t) == 4:
         t.append(1)
-    return t if len(t) == 6 else t + [0]
+    if len(t) == 5:
+        t.append(0)
+    return t[:6] if len(t) == 7 and t[6] == t[1] else t
+
+
+def tile_text(t):
+    """`[g, b, k, r, s, t(, bn)]`, as gemm_tile spells it."""
+    return "[" + ", ".join(str(x) for x in t) + "]"
+
+
+def tile_name(t):
+    return "_".join(str(x) for x in t)
 
 
 def store_after_k_variants(tiles, spec):
@@ -103,8 +118,8 @@ def store_after_k_variants(tiles, spec):
             if at is None and not v.isdigit():
                 sys.exit(f"--store-after-k: {v!r} is not a number, half or quarter")
             at = int(v) if at is None else at
-            if 0 <= at < t[2] and t[:5] + [at] not in out:
-                out.append(t[:5] + [at])
+            if 0 <= at < t[2] and t[:5] + [at] + t[6:] not in out:
+                out.append(t[:5] + [at] + t[6:])
     return out
 
 
@@ -126,8 +141,8 @@ def lower(args, m, n, k, form, layout, tile):
     # No shape classes: every size takes the tile under test.
     ir = ir.replace("local_tiled_gemm = true",
                     "local_tiled_gemm = true" + ("" if tile == PRESET else
-                    ", gemm_tile = [%d, %d, %d, %d, %d, %d], "
-                    "gemm_tile_classes = []" % tuple(tile)) + args.target_fields)
+                    ", gemm_tile = %s, gemm_tile_classes = []" % tile_text(tile))
+                    + args.target_fields)
     # The kernel source the training pipeline emits (bodies folded and
     # CSE'd): the driver's compiler times equivalent sources differently.
     out = subprocess.run([args.fbl_opt, "--fbl-lower-to-kernels=cse=true fold=true"],
@@ -169,8 +184,7 @@ def stage(args):
             if refused:
                 break
             name = "%s-%s-%dx%dx%d-t%s" % (
-                form, layout, m, n, k,
-                tile if tile == PRESET else "%d_%d_%d_%d_%d_%d" % tuple(tile))
+                form, layout, m, n, k, tile if tile == PRESET else tile_name(tile))
             subprocess.run([args.fbl_translate, "--fbl-to-opencl", "-o",
                             os.path.join(args.dir, name)],
                            input=lowered, check=True, text=True)
@@ -231,7 +245,7 @@ def run(args):
         by_tile.setdefault(tile_key(r["tile"]), []).append(r)
     expected = len(plan["runs"]) // max(1, len({tile_key(r["tile"]) for r in plan["runs"]}))
     print("\ntile [group_items, item_blocks, local_k, group_rows, swizzle, "
-          "store_after_k]: "
+          "store_after_k(, item_blocks_n)]: "
           "geometric mean TFLOP/s "
           "(min over shape/form/layout)")
     ranked = []
@@ -246,7 +260,7 @@ def run(args):
         print(f"  {show(tile)}: {gm:.2f} (min {lo:.2f})")
     numbered = [r for r in ranked if r[1] != PRESET]
     if numbered:
-        print("best: gemm_tile = [%d, %d, %d, %d, %d, %d]" % max(numbered)[1])
+        print("best: gemm_tile = " + tile_text(max(numbered)[1]))
 
 
 def classes(args):
@@ -275,10 +289,10 @@ def classes(args):
         if tile != current:
             fields.append([outputs, *tile])
             current = tile
-    print("gemm_tile = [%d, %d, %d, %d, %d, %d]" % tuple(base))
+    print("gemm_tile = " + tile_text(base))
     if fields:
         print("gemm_tile_classes = [" +
-              ", ".join("[%d, %d, %d, %d, %d, %d, %d]" % tuple(c) for c in fields) + "]")
+              ", ".join(tile_text(c) for c in fields) + "]")
 
 
 def main():

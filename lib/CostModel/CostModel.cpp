@@ -290,11 +290,10 @@ private:
   void localGemm(const std::array<int64_t, 3> &item,
                  std::vector<Read> &reads) const {
     // Work-groups of cols() x rows() work-items over tiles of C;
-    // itemBlocks^2 blocks per work-item; localK-deep slices of A and B
-    // staged cooperatively.
+    // blocksM() x blocksN() blocks per work-item; localK-deep slices of A
+    // and B staged cooperatively.
     const target::GemmTile &tile = k.gemmTile;
-    int64_t cols = tile.cols(), rows = tile.rows(),
-            itemBlocks = tile.itemBlocks;
+    int64_t cols = tile.cols(), rows = tile.rows();
     int64_t lx = item[0] % cols, ly = item[1] % rows;
     int64_t mTile = (item[1] / rows) * tile.tileM();
     int64_t nTile = (item[0] / cols) * tile.tileN();
@@ -302,8 +301,8 @@ private:
     size_t m = static_cast<size_t>(k.mLoop), n = static_cast<size_t>(k.nLoop),
            kk = static_cast<size_t>(k.kLoop);
     unsigned init = static_cast<unsigned>(k.inputs.size());
-    for (int64_t i = 0; i < itemBlocks; ++i)
-      for (int64_t j = 0; j < itemBlocks; ++j) {
+    for (int64_t i = 0; i < tile.blocksM(); ++i)
+      for (int64_t j = 0; j < tile.blocksN(); ++j) {
         loops[m] = mTile + (ly + i * rows) * 4;
         loops[n] = nTile + (lx + j * cols) * 4;
         // Blocks beyond a ragged edge are not stored; their init is read
@@ -603,6 +602,7 @@ std::vector<int64_t> fbl::cost::readKey(const KernelShape &k, unsigned input) {
                               k.walkLoop,
                               k.gemmTile.groupItems,
                               k.gemmTile.itemBlocks,
+                              k.gemmTile.blocksN(),
                               k.gemmTile.localK,
                               k.gemmTile.rows()};
   appendKey(k.ranges, key);
@@ -671,7 +671,7 @@ ReadCost fbl::cost::readCost(const KernelShape &k, unsigned input,
     }
     int64_t perItem =
         atOutput
-            ? (local ? 4 * t.itemBlocks * t.itemBlocks : 4)
+            ? (local ? 4 * t.blocksM() * t.blocksN() : 4)
             : (local ? t.slicesAlong(k.ranges[static_cast<size_t>(k.kLoop)]) *
                            staged
                      : k4 * 4);

@@ -316,6 +316,7 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
   // the register-tiled kernel.
   auto narrow = [](::fbl::target::GemmTile t) {
     t.itemBlocks = 1;
+    t.itemBlocksN = 0;
     return t;
   };
   ::fbl::target::GemmTile preset =

@@ -312,7 +312,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // CHECK-NOT:     fbl.own_launch
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 1]]>} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 2, 1]]>} {
   func.func @gemm_classes_own_launch(%a: tensor<128x16xf32, #pc>, %b: tensor<16x128xf32, #pr>, %c: tensor<128x128xf32, #pc>,
                                      %a2: tensor<160x16xf32, #pc>, %b2: tensor<16x160xf32, #pr>, %c2: tensor<160x160xf32, #pc>)
       -> (tensor<128x128xf32, #pc>, tensor<160x160xf32, #pc>) {

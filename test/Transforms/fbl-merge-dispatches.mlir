@@ -219,7 +219,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16
 // CHECK: fbl.dispatch @k{{[0-9]+}}_merged {{.*}}outs({{.*}}tensor<64x64xf32{{.*}}tensor<64x64xf32
 // CHECK-NOT: fbl.dispatch
 #cp = #fbl.channel_packed<packed = 1>
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16], gemm_tile_classes = [[16384, 8, 2, 16, 8, 1, 0, 1]]>} {
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16], gemm_tile_classes = [[16384, 8, 2, 16, 8, 1, 0, 2, 1]]>} {
   func.func @own_launch(%a: tensor<64x64xf32, #cp>, %b: tensor<64x64xf32, #cp>,
                         %c: tensor<128x64xf32, #cp>, %d: tensor<64x128xf32, #cp>)
       -> (tensor<128x128xf32, #cp>, tensor<128x128xf32, #cp>, tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) {

@@ -28,13 +28,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import e2e_check  # noqa: E402
 GEN_GEMM = os.path.join(HERE, "..", "..", "benchmarks", "gen_gemm.py")
-# [group_items (along n), item_blocks, local_k, group_rows (along m)]: square
-# and tall or wide groups, slices whose units split evenly over the
-# work-items and ones that do not (the last round guarded).
+# [group_items (along n), item_blocks, local_k, group_rows (along m)(,
+# item_blocks_n)]: square and tall or wide groups, work-items of square and
+# of oblong blocks (item_blocks along m, item_blocks_n along n), slices whose
+# units split evenly over the work-items and ones that do not (the last
+# round guarded).
 TILES = [(4, 2, 8, 4), (8, 1, 16, 8), (8, 2, 8, 8), (8, 2, 16, 8),
          (16, 1, 16, 16), (4, 1, 8, 4), (16, 1, 8, 16), (8, 2, 16, 16),
          (8, 1, 8, 4), (4, 2, 8, 8), (16, 2, 8, 8), (8, 2, 4, 16),
-         (16, 2, 16, 16), (8, 3, 8, 8), (4, 3, 8, 8)]
+         (16, 2, 16, 16), (8, 3, 8, 8), (4, 3, 8, 8),
+         # Work-items of blocks x blocks_n: 2x4 and 4x2, 3x1.
+         (8, 2, 8, 8, 4), (4, 4, 8, 8, 2), (8, 3, 8, 4, 1)]
 
 
 def covered(rng, multiple, most):
@@ -66,9 +70,10 @@ def case(rng):
     # stored after the multiplication (0) or after any k step inside it.
     base = TILES[int(rng.integers(len(TILES)))]
     store_after_k = int(rng.integers(1, base[2])) if rng.random() < 0.5 else 0
-    tile = base + (int(rng.integers(2)), store_after_k)
+    tile = base[:4] + (int(rng.integers(2)), store_after_k) + base[4:]
+    blocks_n = tile[6] if len(tile) > 6 else tile[1]
     m = inside_texel(rng, covered(rng, 4 * tile[3] * tile[1], 3))
-    n = inside_texel(rng, covered(rng, 4 * tile[0] * tile[1], 3))
+    n = inside_texel(rng, covered(rng, 4 * tile[0] * blocks_n, 3))
     k = inside_texel(rng, covered(rng, tile[2], 8))
     # Other bodies [store_after_k, fma]: some the tile's own or storing past
     # its slice, which the compiler leaves out.
@@ -101,13 +106,13 @@ def main():
             if tile:
                 ir = ir.replace(
                     "local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%d, %d, %d, %d, %d, %d]" % tile
+                    "local_tiled_gemm = true, gemm_tile = [%s]" % ", ".join(map(str, tile))
                     + ", gemm_variants = [%s]" % ", ".join("[%d, %d]" % v for v in variants))
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%d, %d, %d, %d, %d, %d]" % tile if tile else "register") + (
+                "tile [%s]" % ", ".join(map(str, tile)) if tile else "register") + (
                 " variants %s" % [list(v) for v in variants] if variants else "")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")

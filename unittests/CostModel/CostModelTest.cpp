@@ -88,6 +88,14 @@ TEST(CostModelTest, LocalTiledGemmReadsEachTexelOncePerGroup) {
   // Every texel the sample reads lies in a line no one read before, or in
   // one that a neighbour in the same line did: at most one miss per line.
   EXPECT_LE(c.misses, c.fetches / 8 + 1);
+
+  // Work-items of 2 x 4 blocks ([8, 2, 16, 8, 1, 0, 4], 64 x 128 tiles):
+  // 2 x 1 groups of 8x8, each staging a 64-row slice of A and the whole
+  // 128 columns of B.
+  s.gemmTile = {8, 2, 16, 8, true, 0, 4};
+  EXPECT_EQ(gridOf(s), (std::array<int64_t, 3>{8, 16, 1}));
+  EXPECT_EQ(kernelCost(s, bigDevice()).fetches,
+            2 * (64 * 64 / 4 + 128 * 64 / 4));
 }
 
 TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
@@ -115,6 +123,18 @@ TEST(CostModelTest, GemmTilesCoverSizesWithinAnEighth) {
   // Exact multiples always fit.
   for (int64_t q = 1; q < 5; ++q)
     EXPECT_TRUE(t.covers(64 * q, 64 * q, 16 * q));
+  // Work-items of 2 x 4 blocks in 16x16 groups: 128 x 256 tiles, the
+  // local tiles of 32 and 64 blocks in 8-deep slices, twice.
+  target::GemmTile oblong{16, 2, 8, 16, true, 0, 4};
+  EXPECT_EQ(oblong.tileM(), 128);
+  EXPECT_EQ(oblong.tileN(), 256);
+  EXPECT_EQ(oblong.localBytes(), 2 * (32 + 64) * 8 * 16);
+  EXPECT_TRUE(oblong.covers(2048, 2048, 2048));
+  EXPECT_FALSE(oblong.covers(2048, 200, 2048));
+  // item_blocks_n equal to item_blocks (or 0) is the square tile.
+  EXPECT_EQ((target::GemmTile{8, 2, 16, 0, true, 0, 2}), t);
+  EXPECT_EQ(target::tileText({8, 2, 16, 0, true, 0, 2}), "[8, 2, 16]");
+  EXPECT_EQ(target::tileText(oblong), "[16, 2, 8, 16, 1, 0, 4]");
 }
 
 TEST(CostModelTest, LargerClassTilesTakeOnlySizesTheyPadNoMore) {

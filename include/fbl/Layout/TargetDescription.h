@@ -132,7 +132,8 @@ inline constexpr int64_t kMinLocalMemoryBytes = 32 * 1024;
 
 /// The work-group tile of the local-tiled GEMM kernel (`gemm_tile`):
 /// groupItems work-items along n (x) by rows() along m (y), each computing
-/// itemBlocks x itemBlocks 4x4 blocks of C, so that a group covers a
+/// blocksM() x blocksN() 4x4 blocks of C (itemBlocks a side, or along m
+/// with itemBlocksN along n), so that a group covers a
 /// tileM() x tileN() tile of C, and localK-deep slices of A and B staged in
 /// local memory per step. groupRows 0 is a square group. An operand packed
 /// along k is staged in whole 4x4 blocks: in the image's order with each
@@ -148,12 +149,19 @@ struct GemmTile {
   int64_t groupItems = 8, itemBlocks = 2, localK = 16, groupRows = 0;
   bool swizzleBlocks = true;
   int64_t storeAfterK = 0;
+  /// Blocks a work-item computes along n; 0: itemBlocks (square).
+  int64_t itemBlocksN = 0;
 
   constexpr int64_t rows() const { return groupRows ? groupRows : groupItems; }
   constexpr int64_t cols() const { return groupItems; }
+  /// 4x4 blocks of C a work-item computes along m and along n.
+  constexpr int64_t blocksM() const { return itemBlocks; }
+  constexpr int64_t blocksN() const {
+    return itemBlocksN ? itemBlocksN : itemBlocks;
+  }
   /// 4x4 blocks of C along the tile's m and n sides.
-  constexpr int64_t tileBlocksM() const { return rows() * itemBlocks; }
-  constexpr int64_t tileBlocksN() const { return cols() * itemBlocks; }
+  constexpr int64_t tileBlocksM() const { return rows() * blocksM(); }
+  constexpr int64_t tileBlocksN() const { return cols() * blocksN(); }
   constexpr int64_t tileM() const { return 4 * tileBlocksM(); }
   constexpr int64_t tileN() const { return 4 * tileBlocksN(); }
   /// 4-deep steps of k per staged slice.
@@ -191,23 +199,28 @@ struct GemmTile {
   }
   /// Why the tile cannot be emitted, or null.
   constexpr const char *invalidReason() const {
-    if (groupItems < 1 || itemBlocks < 1 || localK < 4 || groupRows < 0)
+    if (groupItems < 1 || itemBlocks < 1 || localK < 4 || groupRows < 0 ||
+        itemBlocksN < 0)
       return "gemm_tile needs positive [group_items, item_blocks, local_k"
-             "(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4";
+             "(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))] "
+             "with local_k >= 4";
     if (localK % 4)
       return "gemm_tile's local_k must be a multiple of 4";
     if (storeAfterK < 0 || storeAfterK >= localK)
       return "gemm_tile's store_after_k must be at least 0 and less than "
              "local_k";
     // Bounds that keep every product of the tile's sizes in range.
-    if (groupItems > 1024 || rows() > 1024 || itemBlocks > 64 || localK > 4096)
-      return "gemm_tile's sizes must be at most [1024, 64, 4096, 1024]";
+    if (groupItems > 1024 || rows() > 1024 || itemBlocks > 64 ||
+        itemBlocksN > 64 || localK > 4096)
+      return "gemm_tile's sizes must be at most [1024, 64, 4096, 1024] and "
+             "item_blocks_n at most 64";
     return nullptr;
   }
   constexpr bool operator==(const GemmTile &o) const {
     return groupItems == o.groupItems && itemBlocks == o.itemBlocks &&
-           localK == o.localK && rows() == o.rows() &&
-           swizzleBlocks == o.swizzleBlocks && storeAfterK == o.storeAfterK;
+           blocksN() == o.blocksN() && localK == o.localK &&
+           rows() == o.rows() && swizzleBlocks == o.swizzleBlocks &&
+           storeAfterK == o.storeAfterK;
   }
 };
 
@@ -454,18 +467,20 @@ inline std::string executionFields(const ExecutionModel &e) {
 /// group is not square or more follows, `, swizzle` where blocks are staged
 /// in runs or more follows, and `, store_after_k` where it is not 0.
 inline std::string tileText(const GemmTile &t, bool full = false) {
-  bool swizzle = full || !t.swizzleBlocks || t.storeAfterK;
+  bool wide = full || t.blocksN() != t.blocksM();
+  bool store = wide || t.storeAfterK;
+  bool swizzle = store || !t.swizzleBlocks;
   bool rows = t.rows() != t.cols() || swizzle;
   return "[" + std::to_string(t.groupItems) + ", " +
          std::to_string(t.itemBlocks) + ", " + std::to_string(t.localK) +
          (rows ? ", " + std::to_string(t.rows()) : "") +
          (swizzle ? (t.swizzleBlocks ? ", 1" : ", 0") : "") +
-         (t.storeAfterK || full ? ", " + std::to_string(t.storeAfterK) : "") +
-         "]";
+         (store ? ", " + std::to_string(t.storeAfterK) : "") +
+         (wide ? ", " + std::to_string(t.blocksN()) : "") + "]";
 }
 
 /// `[[min_outputs, group_items, item_blocks, local_k(, group_rows(,
-/// swizzle(, store_after_k(, own_launch))))], ...]`
+/// swizzle(, store_after_k(, item_blocks_n(, own_launch)))))], ...]`
 /// (cs: any range of GemmTileClass).
 template <typename Classes> std::string tileClassesText(const Classes &cs) {
   std::string s = "[";

@@ -146,10 +146,18 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 1, 16], 
 
 // -----
 
-// An eighth number, own_launch, follows a whole tile: printed with every
+// A ninth number, own_launch, follows a whole tile: printed with every
 // number of its tile, and 0 as nothing.
-// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 16, 16, 1, 0, 1]]{{.*}}>
-module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[1048576, 8, 2, 16, 8, 1, 0, 0], [4194304, 16, 2, 16, 16, 1, 0, 1]]>} {
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile_classes = {{\[\[}}1048576, 8, 2, 16], [4194304, 16, 2, 16, 16, 1, 0, 2, 1]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[1048576, 8, 2, 16, 8, 1, 0, 2, 0], [4194304, 16, 2, 16, 16, 1, 0, 2, 1]]>} {
+}
+
+// -----
+
+// A seventh number of a tile, item_blocks_n: blocks a work-item computes
+// along n (item_blocks then along m); printed where it differs.
+// CHECK: #fbl.target<"pocl-cpu", {{.*}}gemm_tile = [8, 2, 8, 8, 1, 0, 4], gemm_tile_classes = {{\[\[}}4096, 8, 2, 8]]{{.*}}>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 8, 8, 1, 0, 4], gemm_tile_classes = [[4096, 8, 2, 8, 8, 1, 0, 2]]>} {
 }
 
 // -----

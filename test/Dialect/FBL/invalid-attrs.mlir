@@ -210,18 +210,18 @@ func.func @complex_index(%x: tensor<4xcomplex<index>, #fbl.buffer>)
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))], swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
-module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 8, 0]>} {}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))], swizzle 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 8, 2, 0]>} {}
 
 // -----
 
 // A swizzle is 0 (whole blocks staged in runs) or 1 (XOR-permuted rows).
-// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))], swizzle 0 or 1}}
+// expected-error @+1 {{gemm_tile needs [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))], swizzle 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 2]>} {}
 
 // -----
@@ -242,13 +242,24 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[40
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4}}
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))] with local_k >= 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [0, 2, 16]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k)))] with local_k >= 4}}
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))] with local_k >= 4}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, -8]>} {}
+
+// -----
+
+// expected-error @+1 {{gemm_tile needs positive [group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n))))] with local_k >= 4}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile = [8, 2, 16, 8, 1, 0, -2]>} {}
+
+// -----
+
+// item_blocks_n counts towards the local tiles: 8 x 16 x 4 blocks along n.
+// expected-error @+1 {{gemm_tile's local tiles take 40960 bytes, more than the 32768 OpenCL promises}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [16, 2, 16, 8, 1, 0, 4]>} {}
 
 // -----
 
@@ -267,24 +278,24 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", max_workgroup_size = 
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n(, own_launch)))))] entries, swizzle and own_launch 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2]]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n(, own_launch)))))] entries, swizzle and own_launch 0 or 1}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, -1]]>} {}
 
 // -----
 
 // own_launch is 0 or 1, after a whole tile, and nothing follows it.
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
-module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 2]]>} {}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n(, own_launch)))))] entries, swizzle and own_launch 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 2, 2]]>} {}
 
 // -----
 
-// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, own_launch))))] entries, swizzle and own_launch 0 or 1}}
-module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 1, 1]]>} {}
+// expected-error @+1 {{gemm_tile_classes needs [min_outputs, group_items, item_blocks, local_k(, group_rows(, swizzle(, store_after_k(, item_blocks_n(, own_launch)))))] entries, swizzle and own_launch 0 or 1}}
+module attributes {fbl.target = #fbl.target<"pocl-cpu", gemm_tile_classes = [[4096, 8, 2, 16, 8, 0, 0, 2, 1, 1]]>} {}
 
 // -----
 

@@ -601,17 +601,18 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
 }
 
 /// The tile `[group_items, item_blocks, local_k(, group_rows(, swizzle(,
-/// store_after_k)))]` spells, or none for another count of numbers or a
-/// swizzle other than 0 or 1 (the verifier checks the sizes).
+/// store_after_k(, item_blocks_n))))]` spells, or none for another count of
+/// numbers or a swizzle other than 0 or 1 (the verifier checks the sizes).
 static std::optional<::fbl::target::GemmTile> gemmTileOf(ArrayRef<int64_t> v) {
-  if (v.size() < 3 || v.size() > 6 || (v.size() >= 5 && v[4] != 0 && v[4] != 1))
+  if (v.size() < 3 || v.size() > 7 || (v.size() >= 5 && v[4] != 0 && v[4] != 1))
     return std::nullopt;
   return ::fbl::target::GemmTile{v[0],
                                  v[1],
                                  v[2],
                                  v.size() >= 4 ? v[3] : 0,
                                  v.size() < 5 || v[4] == 1,
-                                 v.size() >= 6 ? v[5] : 0};
+                                 v.size() >= 6 ? v[5] : 0,
+                                 v.size() >= 7 ? v[6] : 0};
 }
 
 /// `[n, n, ...]` into `values`.
@@ -690,24 +691,26 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
       if (!(tile = gemmTileOf(v))) {
         parser.emitError(keyLoc, "gemm_tile needs [group_items, item_blocks, "
                                  "local_k(, group_rows(, swizzle(, "
-                                 "store_after_k)))], swizzle 0 or 1");
+                                 "store_after_k(, item_blocks_n))))], swizzle "
+                                 "0 or 1");
         return {};
       }
     } else if (key == "gemm_tile_classes") {
       hasClasses = true;
       if (parseIntegerLists(parser, [&](ArrayRef<int64_t> c) -> ParseResult {
-            // The eighth number, own_launch, follows a whole tile.
+            // The ninth number, own_launch, follows a whole tile.
             std::optional<::fbl::target::GemmTile> t;
-            bool own = c.size() == 8 && c[7] == 1;
-            if (c.size() == 8 ? c[7] == 0 || c[7] == 1
-                              : !c.empty() && c.size() < 8)
-              t = gemmTileOf(c.slice(1, std::min<size_t>(c.size(), 7) - 1));
+            bool own = c.size() == 9 && c[8] == 1;
+            if (c.size() == 9 ? c[8] == 0 || c[8] == 1
+                              : !c.empty() && c.size() < 9)
+              t = gemmTileOf(c.slice(1, std::min<size_t>(c.size(), 8) - 1));
             if (!t)
               return parser.emitError(
                   keyLoc, "gemm_tile_classes needs [min_outputs, "
                           "group_items, item_blocks, local_k(, group_rows(, "
-                          "swizzle(, store_after_k(, own_launch))))] entries, "
-                          "swizzle and own_launch 0 or 1");
+                          "swizzle(, store_after_k(, item_blocks_n(, "
+                          "own_launch)))))] entries, swizzle and own_launch 0 "
+                          "or 1");
             classes.push_back({c[0], *t, own});
             return success();
           }))

@@ -28,7 +28,8 @@ inline llvm::hash_code hash_value(const ExecutionModel &e) {
                             e.multiplyFs, e.stepPs);
 }
 inline llvm::hash_code hash_value(const GemmTile &t) {
-  return llvm::hash_combine(t.groupItems, t.itemBlocks, t.localK, t.rows());
+  return llvm::hash_combine(t.groupItems, t.itemBlocks, t.blocksN(), t.localK,
+                            t.rows());
 }
 inline llvm::hash_code hash_value(const GemmTileClass &c) {
   return llvm::hash_combine(c.minOutputs, hash_value(c.tile), c.ownLaunch);

@@ -219,9 +219,10 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     kernel. A preset's fields can be overridden one by one:
     `#fbl.target<"nvidia-h200", local_tiled_gemm = false>`.
     `gemm_tile = [group_items, item_blocks, local_k(, group_rows(, swizzle(,
-    store_after_k)))]` (optional, default `[8, 2, 16]`) shapes that kernel:
-    group_items work-items along n by group_rows (default: group_items)
-    along m per group, item_blocks^2 4x4 blocks of C per work-item,
+    store_after_k(, item_blocks_n))))]` (optional, default `[8, 2, 16]`)
+    shapes that kernel: group_items work-items along n by group_rows
+    (default: group_items) along m per group, item_blocks x item_blocks_n
+    (default: item_blocks) 4x4 blocks of C per work-item,
     local_k-deep slices of A and B per staging step; swizzle (default 1)
     stages whole 4x4 blocks in the image's order with XOR-permuted rows, 0
     in runs of 8; store_after_k (default 0: after all) is how many of a
@@ -230,7 +231,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the default tile, then the register-tiled kernel. Presets record the
     tile benchmarks/tune_gemm.py measured on their device.
     `gemm_tile_classes = [[min_outputs, group_items, item_blocks, local_k(,
-    group_rows(, swizzle(, store_after_k(, own_launch))))], ...]` (optional, by increasing min_outputs) gives GEMMs of at least
+    group_rows(, swizzle(, store_after_k(, item_blocks_n(, own_launch)))))],
+    ...]` (optional, by increasing min_outputs) gives GEMMs of at least
     min_outputs elements of C (batch x M x N) another tile: the number of
     work-groups a tile leaves for the compute units moves the best tile with
     the size, and a batched GEMM's batches are work-groups too. A class's

@@ -609,7 +609,8 @@ static void storeSlice(GemmKernelBuilder &gb, const LocalTile &t,
 }
 
 /// Multiplies the work-item's blocks (block i of its rows at local block
-/// `ly + i * rows`, block j of its columns at `lx + j * cols`) out of buffer
+/// `ly + i * rows`, block j of its columns at `lx + j * cols`; blocksM() x
+/// blocksN() of them) out of buffer
 /// `buffer` of the staged tiles into `acc`, one k at a time, for the
 /// slice's k steps in [kBegin, kEnd); each multiply-add as fma() with
 /// `fma`.
@@ -623,7 +624,7 @@ static void multiplyTiles(GemmKernelBuilder &gb,
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
-  int64_t itemBlocks = tile.itemBlocks;
+  int64_t blocksM = tile.blocksM(), blocksN = tile.blocksN();
   auto rowOf = [&](const LocalTile &t, int64_t k, Value blk) {
     Value texel = memref::LoadOp::create(
         b, loc, t.buffers, ValueRange{buffer, ad.c(k), t.place(ad, k, blk)});
@@ -633,16 +634,19 @@ static void multiplyTiles(GemmKernelBuilder &gb,
     return channels;
   };
   for (int64_t k = kBegin; k < kEnd; ++k) {
+    // A's and B's rows interleaved, as square tiles always read them.
     SmallVector<SmallVector<Value>> aRows, bRows;
-    for (int64_t i = 0; i < itemBlocks; ++i) {
-      aRows.push_back(rowOf(aTile, k, ad.add(ly, ad.c(i * tile.rows()))));
-      bRows.push_back(rowOf(bTile, k, ad.add(lx, ad.c(i * tile.cols()))));
+    for (int64_t i = 0; i < std::max(blocksM, blocksN); ++i) {
+      if (i < blocksM)
+        aRows.push_back(rowOf(aTile, k, ad.add(ly, ad.c(i * tile.rows()))));
+      if (i < blocksN)
+        bRows.push_back(rowOf(bTile, k, ad.add(lx, ad.c(i * tile.cols()))));
     }
-    for (int64_t i = 0; i < itemBlocks; ++i)
-      for (int64_t j = 0; j < itemBlocks; ++j)
+    for (int64_t i = 0; i < blocksM; ++i)
+      for (int64_t j = 0; j < blocksN; ++j)
         for (int64_t r = 0; r < 4; ++r)
           for (int64_t q = 0; q < 4; ++q) {
-            Value &sum = acc[(i * itemBlocks + j) * 16 + r * 4 + q];
+            Value &sum = acc[(i * blocksN + j) * 16 + r * 4 + q];
             Value x = aRows[i][r], y = bRows[j][q];
             if (!g.aFirst)
               std::swap(x, y);
@@ -657,7 +661,7 @@ static void multiplyTiles(GemmKernelBuilder &gb,
 }
 
 /// The local-tiled kernel: work-groups of cols x rows work-items over
-/// tiles of C, itemBlocks^2 blocks per work-item. Slices of A and B go
+/// tiles of C, blocksM() x blocksN() blocks per work-item. Slices of A and B go
 /// through two local buffers: while a slice is multiplied out of one, each
 /// work-item has already issued its reads of the next slice, which it
 /// stores into the other; one barrier a slice. `code` says where the
@@ -704,11 +708,13 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
       makeLocalTile(gb, g.b, g.nLoop, nTile, tile.tileBlocksN(), tile);
   Value flat = ad.add(ad.mul(ly, tile.cols()), lx);
   SmallVector<Value> mBlocks, nBlocks;
-  for (int64_t i = 0; i < tile.itemBlocks; ++i) {
-    mBlocks.push_back(
-        ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * tile.rows())), 4)));
-    nBlocks.push_back(
-        ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.cols())), 4)));
+  for (int64_t i = 0; i < std::max(tile.blocksM(), tile.blocksN()); ++i) {
+    if (i < tile.blocksM())
+      mBlocks.push_back(
+          ad.add(mTile, ad.mul(ad.add(ly, ad.c(i * tile.rows())), 4)));
+    if (i < tile.blocksN())
+      nBlocks.push_back(
+          ad.add(nTile, ad.mul(ad.add(lx, ad.c(i * tile.cols())), 4)));
   }
   // C's init is read at a place inside for the blocks beyond a ragged
   // edge (they are not stored).
