@@ -400,9 +400,9 @@ inline const TargetDescription kPresets[] = {
      // 38.9 and 17.9 against 42.5 and 33.1 (gemmTileFor keeps the smaller
      // class's tile there). 128x128 tiles in launches of their own from
      // 4M (2048^2): the MLP 2048^3 step 1.977 ms against 2.070 with the
-     // 64x64 tiles (H100, "Launches of their own"); merged two to a launch
-     // (dA and dW2) they made it slower, 2.093 ms, and at ViT's sizes the
-     // 128x128 tile loses.
+     // 64x64 tiles (H100, "Launches of their own"); with the step's two
+     // backward GEMMs merged into one launch they made it slower, 2.093 ms,
+     // and at ViT's sizes the 128x128 tile loses.
      {8, 1, 16},
      {{1 << 20, {8, 2, 16}},
       {4194304, {16, 2, 16, 16, false}, true},
@@ -465,7 +465,9 @@ inline std::string executionFields(const ExecutionModel &e) {
 
 /// `[group_items, item_blocks, local_k]`, with `, group_rows` where the
 /// group is not square or more follows, `, swizzle` where blocks are staged
-/// in runs or more follows, and `, store_after_k` where it is not 0.
+/// in runs or more follows, `, store_after_k` where it is not 0 or more
+/// follows, and `, item_blocks_n` where a work-item's blocks are oblong;
+/// with `full`, all seven.
 inline std::string tileText(const GemmTile &t, bool full = false) {
   bool wide = full || t.blocksN() != t.blocksM();
   bool store = wide || t.storeAfterK;

@@ -846,6 +846,8 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target)) {
     dispatch =
         buildLocalTiledGemmVariants(op, *g, epilogue, *tile, target, counter);
+    // The class's own_launch holds where its tile is the one used, not
+    // where the kernel plan fell back to another.
     ::fbl::target::GemmTileClass shapeClass = target.getGemmTileClassFor(
         g->batch, g->ranges[g->mLoop], g->ranges[g->nLoop]);
     if (shapeClass.ownLaunch && shapeClass.tile == *tile)
