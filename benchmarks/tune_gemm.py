@@ -138,7 +138,8 @@ def lower(args, m, n, k, form, layout, tile):
         [sys.executable, os.path.join(HERE, "gen_gemm.py"), str(m), str(n), str(k),
          form, layout, args.target, "local"],
         check=True, capture_output=True, text=True).stdout
-    # No shape classes: every size takes the tile under test.
+    # No shape classes: every size takes the tile under test (with PRESET,
+    # the target's own classes choose).
     ir = ir.replace("local_tiled_gemm = true",
                     "local_tiled_gemm = true" + ("" if tile == PRESET else
                     ", gemm_tile = %s, gemm_tile_classes = []" % tile_text(tile))
@@ -172,12 +173,11 @@ def stage(args):
         if args.tiles else candidate_tiles(), args.store_after_k)
     forms = args.forms.split(",")
     layouts = args.layouts.split(",")
-    # Only tiles the kernel plan takes at every shape (lower() says where
-    # not): no run falls back to another.
-    tiles = grid
     plan = {"target": args.target, "runs": []}
     staged = []
-    for tile in tiles:
+    # Only tiles the kernel plan takes at every shape (lower() says where
+    # not): no run falls back to another.
+    for tile in grid:
         runs, refused = [], None
         for (m, n, k), form, layout in itertools.product(shapes, forms, layouts):
             lowered, refused = lower(args, m, n, k, form, layout, tile)

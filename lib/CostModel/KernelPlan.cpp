@@ -302,8 +302,8 @@ bool mlir::fbl::isAbsorbedFill(Operation *op) {
   });
 }
 
-std::optional<::fbl::target::GemmTile>
-mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
+std::optional<LocalGemmTile> mlir::fbl::localGemmTile(const GemmMatch &g,
+                                                      TargetAttr target) {
   if (!target.getLocalTiledGemm())
     return std::nullopt;
   auto fits = [&](const ::fbl::target::GemmTile &t) {
@@ -319,15 +319,15 @@ mlir::fbl::localGemmTile(const GemmMatch &g, TargetAttr target) {
     t.itemBlocksN = 0;
     return t;
   };
-  ::fbl::target::GemmTile preset =
-      target.getGemmTileClassFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop])
-          .tile;
+  ::fbl::target::GemmTileClass shapeClass =
+      target.getGemmTileClassFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop]);
+  const ::fbl::target::GemmTile &preset = shapeClass.tile;
   ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
        {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),
         narrow(base), narrow(::fbl::target::kDefaultGemmTile)})
     if (!t.invalidReason() && fits(t))
-      return t;
+      return LocalGemmTile{t, shapeClass.ownLaunch && t == preset};
   return std::nullopt;
 }
 
@@ -377,11 +377,11 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
   k.output = {shapeOf(resultType),
               loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
   if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
-    std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target);
-    k.kind = tile ? fc::KernelKind::LocalTiledGemm
-                  : fc::KernelKind::RegisterTiledGemm;
-    if (tile)
-      k.gemmTile = *tile;
+    std::optional<LocalGemmTile> local = localGemmTile(*g, target);
+    k.kind = local ? fc::KernelKind::LocalTiledGemm
+                   : fc::KernelKind::RegisterTiledGemm;
+    if (local)
+      k.gemmTile = local->tile;
     k.mLoop = static_cast<int>(g->mLoop);
     k.nLoop = static_cast<int>(g->nLoop);
     k.kLoop = static_cast<int>(g->kLoop);

@@ -103,16 +103,17 @@ def main():
                 [sys.executable, GEN_GEMM, str(m), str(n), str(k), form, layout,
                  "pocl-cpu", "local" if tile else "register", init],
                 capture_output=True, text=True, check=True).stdout
+            spelled = "[%s]" % ", ".join(map(str, tile)) if tile else ""
             if tile:
                 ir = ir.replace(
                     "local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = [%s]" % ", ".join(map(str, tile))
+                    "local_tiled_gemm = true, gemm_tile = " + spelled
                     + ", gemm_variants = [%s]" % ", ".join("[%d, %d]" % v for v in variants))
             low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
                                   "--fbl-lower-to-kernels"],
                                  input=ir, capture_output=True, text=True)
             name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile [%s]" % ", ".join(map(str, tile)) if tile else "register") + (
+                "tile " + spelled if tile else "register") + (
                 " variants %s" % [list(v) for v in variants] if variants else "")
             if low.returncode:
                 print(f"FAIL {name}: {low.stderr.strip()}")

@@ -189,13 +189,21 @@ std::optional<GemmMatch> matchGemm(linalg::LinalgOp op, OperandLayouts layouts);
 /// matchGemm with the layouts the operand types carry.
 std::optional<GemmMatch> matchGemm(linalg::LinalgOp op);
 
-/// The work-group tile of the local-tiled kernel for `g` on `target`: the
-/// first of the target's gemm_tile, the default tile, and each of those
-/// with one block per work-item, that `g`'s sizes divide into; none when
+/// How the local-tiled kernel runs `g`: its work-group tile, and whether
+/// it runs in a launch of its own (its shape class's own_launch, where that
+/// class's tile is the one used).
+struct LocalGemmTile {
+  ::fbl::target::GemmTile tile;
+  bool ownLaunch = false;
+};
+
+/// The local-tiled kernel for `g` on `target`: the first of the tile of
+/// `g`'s shape class, the target's gemm_tile, the default tile, and each of
+/// those with one block per work-item, that covers `g`'s sizes; none when
 /// `target` does not ask for local tiling or none fits (the register-tiled
 /// kernel).
-std::optional<::fbl::target::GemmTile> localGemmTile(const GemmMatch &g,
-                                                     TargetAttr target);
+std::optional<LocalGemmTile> localGemmTile(const GemmMatch &g,
+                                           TargetAttr target);
 
 /// The kernel fbl-lower-to-kernels emits for `op` with its operands read in
 /// `operandLayouts` and its results written in `resultLayouts` (one entry

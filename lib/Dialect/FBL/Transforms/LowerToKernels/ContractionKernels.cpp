@@ -843,14 +843,10 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
     return failure();
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
   DispatchOp dispatch;
-  if (std::optional<::fbl::target::GemmTile> tile = localGemmTile(*g, target)) {
-    dispatch =
-        buildLocalTiledGemmVariants(op, *g, epilogue, *tile, target, counter);
-    // The class's own_launch holds where its tile is the one used, not
-    // where the kernel plan fell back to another.
-    ::fbl::target::GemmTileClass shapeClass = target.getGemmTileClassFor(
-        g->batch, g->ranges[g->mLoop], g->ranges[g->nLoop]);
-    if (shapeClass.ownLaunch && shapeClass.tile == *tile)
+  if (std::optional<LocalGemmTile> local = localGemmTile(*g, target)) {
+    dispatch = buildLocalTiledGemmVariants(op, *g, epilogue, local->tile,
+                                           target, counter);
+    if (local->ownLaunch)
       dispatch->setAttr(FBLDialect::getOwnLaunchAttrName(),
                         UnitAttr::get(op.getContext()));
   } else
