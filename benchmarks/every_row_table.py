@@ -7,7 +7,9 @@ their ratios, and the GEMM rates against the targets (42 TFLOP/s at 2048^3,
   every_row_table.py [--svg OUT.svg] every-row.log [more.log ...]
 
 Several logs (the rows of one stage run in more than one device call) read
-as one, in the order given. With --svg it also draws the rows: PyTorch's
+as one, in the order given: a step named again (a call that reached its
+time limit inside it, the next call measuring it) is one row, whose
+numbers are the first each log gave. With --svg it also draws the rows: PyTorch's
 step time over fbl's, f32 and f16 images, on a log axis (right of 1: fbl
 is faster).
 """
@@ -21,7 +23,7 @@ TARGETS = {"2048x2048x2048": 42.0, "512x2048x2048": 30.0}
 
 
 def parse(lines):
-    rows, gemms, others = [], [], []
+    rows, gemms, others = {}, [], []
     row = None
     for line in lines:
         line = line.rstrip("\n")
@@ -29,8 +31,8 @@ def parse(lines):
         m = re.match(r"-- (?:model |step )?(\S+)(?: (lora|full))?", line)
         if m:
             name = m.group(1) + (f" {m.group(2)}" if m.group(2) else "")
-            row = {"name": name, "f32": None, "f16": None, "torch": None}
-            rows.append(row)
+            row = rows.setdefault(
+                name, {"name": name, "f32": None, "f16": None, "torch": None})
             continue
         m = re.match(r"(\w\w)-(channel_packed|rtile)-(\d+x\d+x\d+)-t\S+: "
                      r"[\d.]+ ms, ([\d.]+) TFLOP/s(?: \(\S+_(v\d+)_*\))?$", line)
@@ -47,12 +49,13 @@ def parse(lines):
             continue
         m = re.match(r"\S+: median step time ([\d.]+) ms(, over)?", line)
         if m:
-            row["f16" if m.group(2) else "f32"] = float(m.group(1))
-            continue
-        m = re.match(r"torch.*median step(?: time)? ([\d.]+) ms", line)
-        if m:
-            row["torch"] = float(m.group(1))
-    return rows, gemms, others
+            key = "f16" if m.group(2) else "f32"
+        else:
+            m = re.match(r"torch.*median step(?: time)? ([\d.]+) ms", line)
+            key = "torch"
+        if m and row[key] is None:
+            row[key] = float(m.group(1))
+    return list(rows.values()), gemms, others
 
 
 def main():

@@ -126,6 +126,10 @@ def store_after_k_variants(tiles, spec):
 PRESET = "preset"
 
 
+def geomean(values):
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
 def tile_key(tile):
     """A tile as a dict key: its numbers, or PRESET."""
     return tile if tile == PRESET else tuple(tile)
@@ -254,7 +258,7 @@ def run(args):
         if len(rs) < expected:
             print(f"  {show(tile)}: {expected - len(rs)} runs failed, not ranked")
             continue
-        gm = math.exp(sum(math.log(r["tflops"]) for r in rs) / len(rs))
+        gm = geomean([r["tflops"] for r in rs])
         ranked.append((gm, tile, min(r["tflops"] for r in rs)))
     for gm, tile, lo in sorted(ranked, key=lambda r: r[0], reverse=True):
         print(f"  {show(tile)}: {gm:.2f} (min {lo:.2f})")
@@ -264,7 +268,7 @@ def run(args):
 
 
 def classes(args):
-    best = []  # (outputs, shape, tile, geometric mean)
+    by_size = {}  # elements of C -> [(shape, {tile: [TFLOP/s]})]
     for path in args.results:
         results = json.load(open(path))["results"]
         shapes = {tuple(r["shape"]) for r in results}
@@ -275,17 +279,30 @@ def classes(args):
             if r["tile"] != PRESET:  # the target's own: nothing to choose
                 by_tile.setdefault(tuple(full_tile(r["tile"])), []).append(r["tflops"])
         full = max(len(v) for v in by_tile.values())
-        ranked = sorted(((math.exp(sum(map(math.log, v)) / len(v)), t)
-                         for t, v in by_tile.items() if len(v) == full), reverse=True)
+        by_tile = {t: v for t, v in by_tile.items() if len(v) == full}
+        ranked = sorted(((geomean(v), t) for t, v in by_tile.items()), reverse=True)
         (m, n, k), = shapes
         gm, tile = ranked[0]
         print(f"{m}x{n}x{k}: best {list(tile)} {gm:.2f} TFLOP/s; then " +
               ", ".join(f"{list(t)} {g:.2f}" for g, t in ranked[1:4]))
-        best.append((m * n, (m, n, k), tile, gm))
-    best.sort()
-    base = best[0][2]
+        by_size.setdefault(m * n, []).append(((m, n, k), by_tile))
+    # A class is keyed by C's size alone: shapes of one size whose best
+    # tiles differ share the tile best over all of them (measured in each).
+    best = []
+    for outputs, measured in sorted(by_size.items()):
+        common = set.intersection(*(set(t) for _, t in measured))
+        if not common:
+            sys.exit(f"{outputs} elements of C: no tile measured in every shape of that size")
+        gm, tile = max((geomean([x for _, t in measured for x in t[c]]), c)
+                       for c in common)
+        if len(measured) > 1:
+            print(f"{outputs} elements of C (" +
+                  ", ".join("x".join(map(str, s)) for s, _ in measured) +
+                  f"): {list(tile)} {gm:.2f} TFLOP/s over all of them")
+        best.append((outputs, tile))
+    base = best[0][1]
     fields, current = [], base
-    for outputs, _, tile, _ in best[1:]:
+    for outputs, tile in best[1:]:
         if tile != current:
             fields.append([outputs, *tile])
             current = tile
