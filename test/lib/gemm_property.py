@@ -11,9 +11,17 @@ inputs (once per variant, FBL_KERNEL_VARIANTS=N) and compared with numpy's
 product in float64.
 
   gemm_property.py --fbl-bin DIR [--cases N] [--seed S] [--device SEL]
+                   [--target NAME]
+  gemm_property.py --fbl-bin DIR --prepare OUT [--cases N] [--seed S] [--target NAME]
+  gemm_property.py --check OUT --fbl-run PATH [--device SEL]
 
 Prints one line per case and "GEMM PROPERTY PASS" when every case is within
-rtol 1e-4 of the largest product (fp32 sums of up to K terms).
+rtol 1e-4 of the largest product (fp32 sums of up to K terms). --prepare
+compiles the cases (bundles, inputs and numpy's products) into OUT and
+--check runs them there, so that a machine with only fbl-run (the GPU's)
+checks the kernels compiled here. --target compiles for another preset
+(nvidia-h200: the GPU's code paths); its own tile classes are dropped so
+that the drawn tile is the one run.
 """
 import argparse
 import json
@@ -86,84 +94,131 @@ def case(rng):
     return form, layout, init, (m, n, k), (tile, variants)
 
 
+def prepare(rng, c, args, out):
+    """Compiles case `c` into `out` (bundle/, arg*.npy, want.npy); returns
+    its description, or None after printing why it failed to compile."""
+    form, layout, init, (m, n, k), local = case(rng)
+    tile, variants = local or (None, [])
+    ir = subprocess.run(
+        [sys.executable, GEN_GEMM, str(m), str(n), str(k), form, layout,
+         args.target, "local" if tile else "register", init],
+        capture_output=True, text=True, check=True).stdout
+    spelled = "[%s]" % ", ".join(map(str, tile)) if tile else ""
+    if tile:
+        ir = ir.replace(
+            "local_tiled_gemm = true",
+            "local_tiled_gemm = true, gemm_tile = " + spelled
+            + ", gemm_tile_classes = []"
+            + ", gemm_variants = [%s]" % ", ".join("[%d, %d]" % v for v in variants))
+    name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
+        "tile " + spelled if tile else "register") + (
+        " variants %s" % [list(v) for v in variants] if variants else "")
+    low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
+                          "--fbl-lower-to-kernels"],
+                         input=ir, capture_output=True, text=True)
+    if low.returncode:
+        print(f"FAIL {name}: {low.stderr.strip()}")
+        return None
+    kernel = "_gemm_local" if tile else "_gemm "
+    if kernel not in low.stdout:
+        print(f"FAIL {name}: the {kernel.strip('_ ')} kernel was not emitted")
+        return None
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([os.path.join(args.fbl_bin, "fbl-translate"),
+                    "--fbl-to-opencl", "-o", os.path.join(out, "bundle")],
+                   input=low.stdout, text=True, check=True)
+    a = rng.standard_normal((k, m) if form[0] == "t" else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if form[1] == "t" else (k, n)).astype(np.float32)
+    c0 = (rng.standard_normal((m, n)).astype(np.float32) if init == "input"
+          else np.zeros((m, n), np.float32))
+    args_in = [a, b] + ([c0] if init == "input" else [])
+    for i, x in enumerate(args_in):
+        np.save(os.path.join(out, f"arg{i}.npy"), x)
+    aa = a.T if form[0] == "t" else a
+    bb = b.T if form[1] == "t" else b
+    np.save(os.path.join(out, "want.npy"),
+            c0.astype(np.float64) + aa.astype(np.float64) @ bb.astype(np.float64))
+    return {"name": name, "dir": os.path.basename(out), "inputs": len(args_in)}
+
+
+def check(info, root, fbl_run, device):
+    """Runs a prepared case: the kernel's function, then each variant the
+    compiler built, against numpy's product. True when all are within
+    tolerance."""
+    where = os.path.join(root, info["dir"])
+    bundle = os.path.join(where, "bundle")
+    inputs = []
+    for i in range(info["inputs"]):
+        inputs += ["--input", f"arg{i}=" + os.path.join(where, f"arg{i}.npy")]
+    want = np.load(os.path.join(where, "want.npy"))
+    built = e2e_check.most_variants(bundle)
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in range(built + 1):
+            out = os.path.join(tmp, f"out{v}")
+            run = subprocess.run(
+                [fbl_run, bundle] + (["--device", device] if device else [])
+                + inputs + ["--output-dir", out],
+                capture_output=True, text=True,
+                env=dict(os.environ, FBL_KERNEL_VARIANTS=str(v)))
+            if run.returncode:
+                errors.append(None)
+                print(f"FAIL {info['name']} (variant {v}): {run.stderr.strip()}")
+                continue
+            got = np.load(os.path.join(out, "result0.npy"))
+            if got.shape != want.shape:
+                errors.append(None)
+                print(f"FAIL {info['name']} (variant {v}): result of shape "
+                      f"{got.shape}, not {want.shape}")
+                continue
+            errors.append(float(np.abs(got - want).max()
+                                / max(np.abs(want).max(), 1e-30)))
+    ok = all(e is not None and e <= 1e-4 for e in errors)
+    shown = ", ".join("-" if e is None else f"{e:.2e}" for e in errors)
+    print(f"{'ok' if ok else 'FAIL'} {info['name']}: max error {shown} of the largest"
+          + (f" ({built} variants)" if built else ""), flush=True)
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--fbl-bin", required=True)
+    p.add_argument("--fbl-bin")
     p.add_argument("--cases", type=int, default=12)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="")
+    p.add_argument("--target", default="pocl-cpu")
+    p.add_argument("--prepare", metavar="OUT")
+    p.add_argument("--check", metavar="OUT")
+    p.add_argument("--fbl-run")
     args = p.parse_args()
-    rng = np.random.default_rng(args.seed)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for c in range(args.cases):
-            form, layout, init, (m, n, k), local = case(rng)
-            tile, variants = local or (None, [])
-            ir = subprocess.run(
-                [sys.executable, GEN_GEMM, str(m), str(n), str(k), form, layout,
-                 "pocl-cpu", "local" if tile else "register", init],
-                capture_output=True, text=True, check=True).stdout
-            spelled = "[%s]" % ", ".join(map(str, tile)) if tile else ""
-            if tile:
-                ir = ir.replace(
-                    "local_tiled_gemm = true",
-                    "local_tiled_gemm = true, gemm_tile = " + spelled
-                    + ", gemm_variants = [%s]" % ", ".join("[%d, %d]" % v for v in variants))
-            low = subprocess.run([os.path.join(args.fbl_bin, "fbl-opt"),
-                                  "--fbl-lower-to-kernels"],
-                                 input=ir, capture_output=True, text=True)
-            name = f"{form} {layout} {m}x{n}x{k} C0 {init} " + (
-                "tile " + spelled if tile else "register") + (
-                " variants %s" % [list(v) for v in variants] if variants else "")
-            if low.returncode:
-                print(f"FAIL {name}: {low.stderr.strip()}")
-                failed += 1
-                continue
-            kernel = "_gemm_local" if tile else "_gemm "
-            if kernel not in low.stdout:
-                print(f"FAIL {name}: the {kernel.strip('_ ')} kernel was not emitted")
-                failed += 1
-                continue
-            bundle = os.path.join(tmp, f"b{c}")
-            subprocess.run([os.path.join(args.fbl_bin, "fbl-translate"),
-                            "--fbl-to-opencl", "-o", bundle],
-                           input=low.stdout, text=True, check=True)
-            a = rng.standard_normal((k, m) if form[0] == "t" else (m, k)).astype(np.float32)
-            b = rng.standard_normal((n, k) if form[1] == "t" else (k, n)).astype(np.float32)
-            c0 = (rng.standard_normal((m, n)).astype(np.float32) if init == "input"
-                  else np.zeros((m, n), np.float32))
-            inputs = []
-            for i, x in enumerate([a, b] + ([c0] if init == "input" else [])):
-                np.save(os.path.join(tmp, f"arg{i}.npy"), x)
-                inputs += ["--input", f"arg{i}=" + os.path.join(tmp, f"arg{i}.npy")]
-            built = e2e_check.most_variants(bundle)
-            aa = a.T if form[0] == "t" else a
-            bb = b.T if form[1] == "t" else b
-            want = c0.astype(np.float64) + aa.astype(np.float64) @ bb.astype(np.float64)
-            # The kernel's function, then each variant the compiler built.
-            errors = []
-            for v in range(built + 1):
-                out = os.path.join(tmp, f"out{c}-{v}")
-                run = subprocess.run(
-                    [os.path.join(args.fbl_bin, "fbl-run"), bundle]
-                    + (["--device", args.device] if args.device else [])
-                    + inputs + ["--output-dir", out],
-                    capture_output=True, text=True,
-                    env=dict(os.environ, FBL_KERNEL_VARIANTS=str(v)))
-                if run.returncode:
-                    errors.append(None)
-                    print(f"FAIL {name} (variant {v}): {run.stderr.strip()}")
-                    continue
-                got = np.load(os.path.join(out, "result0.npy"))
-                errors.append(float(np.abs(got - want).max()
-                                    / max(np.abs(want).max(), 1e-30)))
-            ok = all(e is not None and e <= 1e-4 for e in errors)
-            failed += not ok
-            shown = ", ".join("-" if e is None else f"{e:.2e}" for e in errors)
-            print(f"{'ok' if ok else 'FAIL'} {name}: max error {shown} of the largest"
-                  + (f" ({built} variants)" if built else ""))
+    if args.check:
+        if not args.fbl_run:
+            p.error("--check needs --fbl-run")
+        with open(os.path.join(args.check, "cases.json")) as f:
+            cases = json.load(f)
+        failed = sum(not check(info, args.check, args.fbl_run, args.device)
+                     for info in cases["cases"]) + cases["failed"]
+        total = len(cases["cases"]) + cases["failed"]
+    else:
+        if not args.fbl_bin:
+            p.error("--fbl-bin is needed to compile the cases")
+        rng = np.random.default_rng(args.seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            root = args.prepare or tmp
+            prepared = [prepare(rng, c, args, os.path.join(root, f"case{c}"))
+                        for c in range(args.cases)]
+            cases = [info for info in prepared if info]
+            failed, total = args.cases - len(cases), args.cases
+            if args.prepare:
+                with open(os.path.join(root, "cases.json"), "w") as f:
+                    json.dump({"target": args.target, "cases": cases,
+                               "failed": failed}, f, indent=1)
+                print(f"prepared {len(cases)} of {args.cases} cases in {root}")
+                sys.exit(f"{failed} of {total} GEMMs failed to compile" if failed else 0)
+            fbl_run = os.path.join(args.fbl_bin, "fbl-run")
+            failed += sum(not check(info, root, fbl_run, args.device) for info in cases)
     if failed:
-        sys.exit(f"{failed} of {args.cases} GEMMs wrong")
+        sys.exit(f"{failed} of {total} GEMMs wrong")
     print("GEMM PROPERTY PASS")
 
 
