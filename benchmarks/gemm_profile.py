@@ -4,19 +4,27 @@
   gemm_profile.py BUNDLE PROFILE.txt
 
 BUNDLE is the step's bundle folder (manifest.json, kernels.cl), PROFILE the
-output of `fbl-run BUNDLE --profile` for it. A GEMM kernel's M and N come
-from its grid in the manifest (each work-item covers item_blocks x
-item_blocks 4x4 blocks of C: the accumulators its kernel declares before
-the k loop say how many), K from the bound of its k loop in kernels.cl;
-kernels of one shape are summed. Prints, by time spent: kind, batch, M, N,
-K, launches, ms, TFLOP/s.
+output of `fbl-run BUNDLE --profile` for it. Each launch's GEMMs come from
+the manifest (`gemms`: batch, M, N, K and the rows and columns of C a
+work-group computes, which fbl-lower-to-kernels records). A merged launch
+that computes several GEMMs (and perhaps other kernels beside them) shares
+its time among its GEMMs by their multiply-adds: such rows are marked
+"merged", and their rates are an upper bound where the launch ran more than
+GEMMs. GEMMs of one kind, shape and tile are summed. Prints, by time
+spent: kind, batch, M, N, K, tile, GEMMs, ms, TFLOP/s.
+
+Bundles from before the manifest recorded GEMMs: a GEMM launch's M and N
+come from its grid and the accumulators its kernel declares (square
+work-items only), K from the bound of its k loop; GEMM launches it cannot
+read are counted on a line of their own, and merged launches are not read
+(their source does not say which members are GEMMs).
 """
 import json
 import re
 import sys
 
 LOOP = re.compile(r"for \(int (v\d+) = v\d+; \1 < (v\d+|\d+); \1 \+= (v\d+|\d+)\)")
-BLOCKS_OF_ACCUMULATORS = {16: 1, 64: 2, 256: 4}
+BLOCKS_OF_ACCUMULATORS = {16: 1, 64: 2, 144: 3, 256: 4}
 
 
 def kernel_times(path):
@@ -39,9 +47,9 @@ def constant(body, name):
     return int(m.group(1)) if m else None
 
 
-def gemm_shape(kernel, src):
-    """(batch, M, N, K) of a GEMM dispatch, or None where the source does
-    not say."""
+def source_gemm(kernel, src):
+    """[batch, M, N, K, tile rows, tile cols] of an older bundle's GEMM
+    launch, read from its source, or None where the source does not say."""
     fn = kernel.get("function") or kernel["name"]
     start = src.index("void " + fn + "(")
     end = src.find("__kernel", start + 10)
@@ -57,9 +65,12 @@ def gemm_shape(kernel, src):
             return None
         per_item, k = 4 * blocks, bound + step  # the last slice runs after the loop
     else:
+        if bound is None:
+            return None
         per_item, k = 4, bound
-    grid = kernel["grid"]
-    return grid[2], grid[1] * per_item, grid[0] * per_item, k
+    grid, group = kernel["grid"], kernel["workgroup"]
+    return [grid[2], grid[1] * per_item, grid[0] * per_item, k,
+            group[1] * per_item, group[0] * per_item]
 
 
 def main():
@@ -67,29 +78,44 @@ def main():
         sys.exit(__doc__)
     bundle, profile = sys.argv[1], sys.argv[2]
     manifest = json.load(open(bundle + "/manifest.json"))
-    src = open(bundle + "/kernels.cl").read()
+    src = None
     times = kernel_times(profile)
     by_shape = {}
+    unread = [0, 0.0]
     for kernel in manifest["kernels"]:
-        if "_gemm" not in kernel["name"]:
+        ms = times.get(kernel["name"], 0.0)
+        gemms = kernel.get("gemms")
+        if gemms is None and "_gemm" in kernel["name"]:
+            src = src if src is not None else open(bundle + "/kernels.cl").read()
+            gemm = source_gemm(kernel, src)
+            if gemm is None:
+                unread[0] += 1
+                unread[1] += ms
+                continue
+            gemms = [gemm]
+        if not gemms:
             continue
-        shape = gemm_shape(kernel, src)
-        if shape is None:
-            continue
-        kind = kernel["name"].split("_", 1)[1]
-        entry = by_shape.setdefault((kind, *shape), [0, 0.0])
-        entry[0] += 1
-        entry[1] += times.get(kernel["name"], 0.0)
-    print(f'{"kind":12} {"B":>4} {"M":>6} {"N":>6} {"K":>6} {"n":>4} {"ms":>8} {"TFLOP/s":>8}')
+        kind = "merged" if len(gemms) > 1 else kernel["name"].split("_", 1)[1]
+        flops = [b * m * n * k for b, m, n, k, _, _ in gemms]
+        for (b, m, n, k, rows, cols), flop in zip(gemms, flops):
+            entry = by_shape.setdefault((kind, b, m, n, k, f"{rows}x{cols}"), [0, 0.0])
+            entry[0] += 1
+            entry[1] += ms * flop / sum(flops)
+    print(f'{"kind":12} {"B":>4} {"M":>6} {"N":>6} {"K":>6} {"tile":>8} '
+          f'{"n":>4} {"ms":>8} {"TFLOP/s":>8}')
     total_ms = total_flop = 0.0
-    for (kind, b, m, n, k), (count, ms) in sorted(by_shape.items(), key=lambda kv: -kv[1][1]):
+    for (kind, b, m, n, k, tile), (count, ms) in sorted(by_shape.items(),
+                                                         key=lambda kv: -kv[1][1]):
         flop = 2.0 * b * m * n * k * count
         total_ms += ms
         total_flop += flop
         rate = flop / ms / 1e9 if ms else 0.0
-        print(f"{kind:12} {b:4} {m:6} {n:6} {k:6} {count:4} {ms:8.2f} {rate:8.2f}")
+        print(f"{kind:12} {b:4} {m:6} {n:6} {k:6} {tile:>8} {count:4} {ms:8.2f} {rate:8.2f}")
     print(f"all GEMMs: {total_ms:.2f} ms, {total_flop / 1e12:.3f} TFLOP, "
           f"{total_flop / total_ms / 1e9 if total_ms else 0:.2f} TFLOP/s")
+    if unread[0]:
+        print(f"not read: {unread[0]} GEMM launches, {unread[1]:.2f} ms "
+              "(an older bundle whose kernels the source does not say)")
 
 
 if __name__ == "__main__":

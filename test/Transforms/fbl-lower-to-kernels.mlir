@@ -13,7 +13,7 @@
 // The cost model's estimate of the kernel: 8 work-items each read 3 k-steps
 // x (4 texels of A + 4 of B) and C's 4 texels, and write 4: 32 accesses
 // each; 8 x 16 x 12 multiply-adds.
-// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] attributes {fbl.estimate = {fetches = 224 : i64, item_accesses = 3.200000e+01 : f64, misses = {{[0-9]+}} : i64, multiplies = 1536 : i64, time_ns = {{.*}} : f64, writes = 32 : i64}} {
+// CHECK:         %[[R:.+]] = fbl.dispatch @k0_gemm ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[OUT]] : {{.*}}) grid [4, 2, 1] workgroup [4, 2, 1] attributes {fbl.estimate = {fetches = 224 : i64, item_accesses = 3.200000e+01 : f64, misses = {{[0-9]+}} : i64, multiplies = 1536 : i64, time_ns = {{.*}} : f64, writes = 32 : i64}, fbl.gemm = array<i64: 1, 8, 16, 12, 8, 16>} {
 // CHECK-NEXT:    ^bb0(%[[KA:arg[0-9]+]]: {{.*}}, %[[KB:arg[0-9]+]]: {{.*}}, %[[KC:arg[0-9]+]]: {{.*}}, %[[KOUT:arg[0-9]+]]: {{.*}}):
 // CHECK-NEXT:      %[[X:.+]] = fbl.work_item_id 0
 // CHECK-NEXT:      %[[Y:.+]] = fbl.work_item_id 1
@@ -307,9 +307,12 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // fbl.own_launch (fbl-merge-dispatches leaves them alone); a GEMM of the
 // class that its tile does not cover falls back to gemm_tile, unmarked.
 // CHECK-LABEL: func.func @gemm_classes_own_launch(
-// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [16, 16, 1] attributes {{{.*}}fbl.own_launch}
+// fbl.gemm says which GEMM each computes (batch, m, n, k) and the rows and
+// columns of C a work-group covers: 128x128, and 32x32 for the fallback.
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [16, 16, 1] attributes {{{.*}}fbl.gemm = array<i64: 1, 128, 128, 16, 128, 128>, fbl.own_launch}
 // CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [40, 40, 1] workgroup [8, 8, 1]
 // CHECK-NOT:     fbl.own_launch
+// CHECK-SAME:    fbl.gemm = array<i64: 1, 160, 160, 16, 32, 32>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 2, 1]]>} {
@@ -329,6 +332,7 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).
 // CHECK-LABEL: func.func @gemm_classes_batched(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 4] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 4, 64, 64, 16, 64, 64>
 // CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #bc = #fbl.channel_packed<packed = 2>
 #br = #fbl.channel_packed<packed = 1>
@@ -348,8 +352,10 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // within an eighth, padded to 288).
 // CHECK-LABEL: func.func @gemm_classes_padding(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 1, 192, 192, 16, 96, 96>
 // CHECK:           memref.alloca() : memref<2x8x24xvector<4xf32>, 3>
 // CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [32, 32, 1] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 1, 256, 256, 16, 64, 64>
 // CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
@@ -360,6 +366,24 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
     %0 = linalg.matmul ins(%a, %b : tensor<192x16xf32, #pc>, tensor<16x192xf32, #pr>) outs(%c : tensor<192x192xf32, #pc>) -> tensor<192x192xf32, #pc>
     %1 = linalg.matmul ins(%a2, %b2 : tensor<256x16xf32, #pc>, tensor<16x256xf32, #pr>) outs(%c2 : tensor<256x256xf32, #pc>) -> tensor<256x256xf32, #pc>
     return %0, %1 : tensor<192x192xf32, #pc>, tensor<256x256xf32, #pc>
+  }
+}
+
+// -----
+
+// An oblong work-item (2 x 4 blocks) makes an oblong tile: 8x8 work-items
+// cover 64 rows and 128 columns of C, which fbl.gemm gives after the GEMM's
+// batch, m, n and k.
+// CHECK-LABEL: func.func @gemm_oblong_tile(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 1, 128, 256, 24, 64, 128>
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8, 8, 0, 0, 4], gemm_tile_classes = []>} {
+  func.func @gemm_oblong_tile(%a: tensor<128x24xf32, #pc>, %b: tensor<24x256xf32, #pr>, %c: tensor<128x256xf32, #pc>)
+      -> tensor<128x256xf32, #pc> {
+    %0 = linalg.matmul ins(%a, %b : tensor<128x24xf32, #pc>, tensor<24x256xf32, #pr>) outs(%c : tensor<128x256xf32, #pc>) -> tensor<128x256xf32, #pc>
+    return %0 : tensor<128x256xf32, #pc>
   }
 }
 

@@ -212,11 +212,13 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16
 
 // A tile class with own_launch: its GEMMs (the 128x128 ones, marked
 // fbl.own_launch by fbl-lower-to-kernels) run in launches of their own,
-// while the two 64x64 GEMMs of gemm_tile still share one.
+// while the two 64x64 GEMMs of gemm_tile still share one, which lists
+// both in its fbl.gemm (batch, m, n, k and the tile's rows and columns
+// each, in member order).
 // CHECK-LABEL: func.func @own_launch
+// CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local {{.*}}outs({{.*}}tensor<128x128xf32{{.*}}fbl.gemm = array<i64: 1, 128, 128, 64, 64, 64>, fbl.own_launch
 // CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local {{.*}}outs({{.*}}tensor<128x128xf32{{.*}}fbl.own_launch
-// CHECK: fbl.dispatch @k{{[0-9]+}}_gemm_local {{.*}}outs({{.*}}tensor<128x128xf32{{.*}}fbl.own_launch
-// CHECK: fbl.dispatch @k{{[0-9]+}}_merged {{.*}}outs({{.*}}tensor<64x64xf32{{.*}}tensor<64x64xf32
+// CHECK: fbl.dispatch @k{{[0-9]+}}_merged {{.*}}outs({{.*}}tensor<64x64xf32{{.*}}tensor<64x64xf32{{.*}}attributes {fbl.gemm = array<i64: 1, 64, 64, 64, 64, 64, 1, 64, 64, 64, 64, 64>}
 // CHECK-NOT: fbl.dispatch
 #cp = #fbl.channel_packed<packed = 1>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16], gemm_tile_classes = [[16384, 8, 2, 16, 8, 1, 0, 2, 1]]>} {

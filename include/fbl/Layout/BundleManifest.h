@@ -105,6 +105,11 @@ inline constexpr const char function[] = "function";
 /// work-group; they differ in what the device's compiler makes of them, so
 /// the runtime measures them on the device and runs the fastest.
 inline constexpr const char variants[] = "variants";
+/// Optional: the GEMMs a launch computes, six numbers each (batch, m, n, k,
+/// and the rows and columns of C one work-group computes), for profiles to
+/// give rates by shape; a merged launch lists its members'. Readers that
+/// run bundles need it not.
+inline constexpr const char gemms[] = "gemms";
 inline constexpr const char args[] = "args";
 inline constexpr const char access[] = "access";
 inline constexpr const char grid[] = "grid";

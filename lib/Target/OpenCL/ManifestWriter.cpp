@@ -211,6 +211,12 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
       addArg(v, manifest::kAccessWrite);
     k[key::grid] = std::vector<int64_t>(d.getGrid());
     k[key::workgroup] = std::vector<int64_t>(d.getWorkgroup());
+    if (auto gemm = d->getAttrOfType<DenseI64ArrayAttr>(
+            FBLDialect::getGemmAttrName())) {
+      manifest::Json &list = k[key::gemms] = manifest::Json::array();
+      for (size_t i = 0; i + 6 <= gemm.size(); i += 6)
+        list.push_back(std::vector<int64_t>(gemm.asArrayRef().slice(i, 6)));
+    }
   }
   os << j.dump(2);
   os << "\n";

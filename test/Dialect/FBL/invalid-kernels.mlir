@@ -130,6 +130,35 @@ func.func @outside(%x: tensor<8xf32, #fbl.buffer>) {
 
 // -----
 
+// expected-error @+1 {{'fbl.gemm' belongs on fbl.dispatch and gives six positive numbers a GEMM (batch, m, n, k, and a work-group's rows and columns of C)}}
+%0 = arith.constant {fbl.gemm = array<i64: 1, 8, 8, 4, 8, 8>} 0.0 : f32
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+func.func @gemm_five_numbers(%x: tensor<4x8xf32, #cp>, %e: tensor<4x8xf32, #cp>) {
+  // expected-error @+1 {{'fbl.gemm' belongs on fbl.dispatch and gives six positive numbers a GEMM}}
+  %r = fbl.dispatch @k ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [2, 1, 1] workgroup [2, 1, 1] attributes {fbl.gemm = array<i64: 1, 4, 8, 4, 8>} {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } -> tensor<4x8xf32, #cp>
+  return
+}
+
+// -----
+
+#cp = #fbl.channel_packed<packed = 1>
+func.func @gemm_zero_rows(%x: tensor<4x8xf32, #cp>, %e: tensor<4x8xf32, #cp>) {
+  // expected-error @+1 {{'fbl.gemm' belongs on fbl.dispatch and gives six positive numbers a GEMM}}
+  %r = fbl.dispatch @k ins(%x : tensor<4x8xf32, #cp>) outs(%e : tensor<4x8xf32, #cp>) grid [2, 1, 1] workgroup [2, 1, 1] attributes {fbl.gemm = array<i64: 1, 0, 8, 4, 8, 8>} {
+  ^bb0(%a: tensor<4x8xf32, #cp>, %o: tensor<4x8xf32, #cp>):
+    fbl.kernel_return
+  } -> tensor<4x8xf32, #cp>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'fbl.reduction_chunks' is a unit attribute on tensor.expand_shape}}
 %0 = arith.constant {fbl.reduction_chunks} 0.0 : f32
 

@@ -124,6 +124,16 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute on fbl.dispatch";
     return success();
   }
+  if (attr.getName() == getGemmAttrName()) {
+    auto gemm = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!gemm || gemm.empty() || gemm.size() % 6 || !isa<DispatchOp>(op) ||
+        llvm::any_of(gemm.asArrayRef(), [](int64_t v) { return v < 1; }))
+      return op->emitError() << "'" << getGemmAttrName()
+                             << "' belongs on fbl.dispatch and gives six "
+                                "positive numbers a GEMM (batch, m, n, k, "
+                                "and a work-group's rows and columns of C)";
+    return success();
+  }
   if (attr.getName() == getReductionChunksAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<tensor::ExpandShapeOp>(op))
       return op->emitError() << "'" << getReductionChunksAttrName()

@@ -304,7 +304,16 @@ void merge(ArrayRef<DispatchOp> members) {
       ins, outs, b.getDenseI64ArrayAttr({groups * size, 1, 1}),
       b.getDenseI64ArrayAttr({size, 1, 1}), front.getVariants().size());
   // No fbl.estimate: the cost model times kernels one at a time, and the
-  // members of a launch run side by side.
+  // members of a launch run side by side. The GEMMs it computes are its
+  // members', in order.
+  SmallVector<int64_t> gemms;
+  for (DispatchOp d : members)
+    if (auto gemm =
+            d->getAttrOfType<DenseI64ArrayAttr>(FBLDialect::getGemmAttrName()))
+      llvm::append_range(gemms, gemm.asArrayRef());
+  if (!gemms.empty())
+    merged->setAttr(FBLDialect::getGemmAttrName(),
+                    b.getDenseI64ArrayAttr(gemms));
   for (Region &region : merged->getRegions())
     mergeBodies(members, region, ins, inIndex, b);
 

@@ -96,6 +96,14 @@ def FBL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOwnLaunchAttrName() {
       return ::llvm::StringLiteral("fbl.own_launch");
     }
+    /// Name of the i64 array attribute that says which GEMMs a kernel
+    /// computes, six numbers each: batch, m, n, k, and the rows and columns
+    /// of C one work-group computes. fbl-lower-to-kernels puts it on GEMM
+    /// kernels and fbl-merge-dispatches concatenates its members'; the
+    /// bundle's manifest carries it (`gemms`) for profiles to read.
+    static constexpr ::llvm::StringLiteral getGemmAttrName() {
+      return ::llvm::StringLiteral("fbl.gemm");
+    }
     /// Name of the kernel configuration fbl-materialize-rtile records.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("fbl.kernel");

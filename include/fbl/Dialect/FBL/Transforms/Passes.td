@@ -560,7 +560,9 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     variable indexes every access of the buffer directly, as the column
     loop of an embedding table does, else one work-item). GEMMs get the
     register-tiled kernel, or the local-memory tiled one on targets with
-    `local_tiled_gemm`. Scalar computations the kernels use
+    `local_tiled_gemm`; either carries `fbl.gemm` (batch, m, n, k, and the
+    rows and columns of C a work-group computes), which the bundle's
+    manifest gives profiles. Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
 
     With `rows`, each row group (`matchRowGroups`: reductions over the
@@ -630,13 +632,15 @@ def FBLMergeDispatchesPass
     stays valid). A merged kernel takes the registers and local memory of
     its largest member, so kernels share a launch only with kernels of the
     same family: the same work-group size, and for GEMMs the same kind and
-    local tiles (declared once; each work-group runs one member). On a target with `half_storage`, kernels whose storage
-    `fbl-plan-memory` decides from their own body or inputs (copies and
-    selects, tables computed from constants) stay alone too, and so do
-    GEMMs marked `fbl.own_launch` (their tile class's `own_launch`: merged,
+    local tiles (declared once; each work-group runs one member). On a
+    target with `half_storage`, kernels whose storage `fbl-plan-memory`
+    decides from their own body or inputs (copies and selects, tables
+    computed from constants) stay alone too. On every target GEMMs marked
+    `fbl.own_launch` stay alone (their tile class's `own_launch`: merged,
     two GEMMs that each fill the device share one body variant and the
     larger's registers, and the target's timings say that costs more than
-    the launch saves).
+    the launch saves). A merged kernel carries its members' `fbl.gemm`, one
+    after another.
 
     ```mlir
     %a = fbl.dispatch @k1 ins(%x : T) outs(%e0 : T) grid [16, 8, 1] workgroup [8, 8, 1] {...}

@@ -843,14 +843,26 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
     return failure();
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
   DispatchOp dispatch;
+  // Rows and columns of C a work-group computes: 4x4 blocks a work-item.
+  int64_t tileRows, tileCols;
   if (std::optional<LocalGemmTile> local = localGemmTile(*g, target)) {
     dispatch = buildLocalTiledGemmVariants(op, *g, epilogue, local->tile,
                                            target, counter);
     if (local->ownLaunch)
       dispatch->setAttr(FBLDialect::getOwnLaunchAttrName(),
                         UnitAttr::get(op.getContext()));
-  } else
+    tileRows = 4 * local->tile.tileBlocksM();
+    tileCols = 4 * local->tile.tileBlocksN();
+  } else {
     dispatch = buildRegisterTiledGemm(op, *g, epilogue, target, counter);
+    tileRows = 4 * dispatch.getWorkgroup()[1];
+    tileCols = 4 * dispatch.getWorkgroup()[0];
+  }
+  dispatch->setAttr(
+      FBLDialect::getGemmAttrName(),
+      DenseI64ArrayAttr::get(
+          op.getContext(), {g->batch, g->ranges[g->mLoop], g->ranges[g->nLoop],
+                            g->ranges[g->kLoop], tileRows, tileCols}));
   if (epilogue) {
     // The kernel computes the epilogue's result: the op it replaces.
     epilogue->op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
