@@ -116,6 +116,10 @@ inline constexpr const char grid[] = "grid";
 inline constexpr const char workgroup[] = "workgroup";
 } // namespace key
 
+/// Numbers a GEMM of `gemms` (and of the `fbl.gemm` attribute it comes
+/// from): batch, m, n, k, tile rows, tile columns.
+inline constexpr size_t kGemmFields = 6;
+
 /// Values of a kernel argument's `access`.
 inline constexpr const char kAccessRead[] = "read";
 inline constexpr const char kAccessWrite[] = "write";

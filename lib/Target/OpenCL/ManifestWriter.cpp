@@ -214,8 +214,9 @@ LogicalResult mlir::fbl::emitManifest(func::FuncOp func,
     if (auto gemm = d->getAttrOfType<DenseI64ArrayAttr>(
             FBLDialect::getGemmAttrName())) {
       manifest::Json &list = k[key::gemms] = manifest::Json::array();
-      for (size_t i = 0; i + 6 <= gemm.size(); i += 6)
-        list.push_back(std::vector<int64_t>(gemm.asArrayRef().slice(i, 6)));
+      for (size_t i = 0; i < gemm.size(); i += manifest::kGemmFields)
+        list.push_back(std::vector<int64_t>(
+            gemm.asArrayRef().slice(i, manifest::kGemmFields)));
     }
   }
   os << j.dump(2);

@@ -126,7 +126,8 @@ LogicalResult FBLDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getGemmAttrName()) {
     auto gemm = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
-    if (!gemm || gemm.empty() || gemm.size() % 6 || !isa<DispatchOp>(op) ||
+    if (!gemm || gemm.empty() || gemm.size() % ::fbl::manifest::kGemmFields ||
+        !isa<DispatchOp>(op) ||
         llvm::any_of(gemm.asArrayRef(), [](int64_t v) { return v < 1; }))
       return op->emitError() << "'" << getGemmAttrName()
                              << "' belongs on fbl.dispatch and gives six "
