@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-shape GEMM rates of a training step from its profile.
 
-  gemm_profile.py BUNDLE PROFILE.txt
+  gemm_profile.py BUNDLE [PROFILE.txt]
 
 BUNDLE is the step's bundle folder (manifest.json, kernels.cl), PROFILE the
 output of `fbl-run BUNDLE --profile` for it. Each launch's GEMMs come from
@@ -11,7 +11,9 @@ that computes several GEMMs (and perhaps other kernels beside them) shares
 its time among its GEMMs by their multiply-adds: such rows are marked
 "merged", and their rates are an upper bound where the launch ran more than
 GEMMs. GEMMs of one kind, shape and tile are summed. Prints, by time
-spent: kind, batch, M, N, K, tile, GEMMs, ms, TFLOP/s.
+spent: kind, batch, M, N, K, tile, GEMMs, ms, TFLOP/s. Without a profile,
+the step's GEMMs alone, by multiply-adds (GFLOP in place of ms and rates):
+what a compiler or target change did to a step's GEMMs, before timing it.
 
 Bundles from before the manifest recorded GEMMs: a GEMM launch's M and N
 come from its grid and the accumulators its kernel declares (square
@@ -74,14 +76,16 @@ def source_gemm(kernel, src):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    bundle, profile = sys.argv[1], sys.argv[2]
+    bundle = sys.argv[1]
+    profile = sys.argv[2] if len(sys.argv) == 3 else None
     manifest = json.load(open(bundle + "/manifest.json"))
     src = None
-    times = kernel_times(profile)
+    times = kernel_times(profile) if profile else {}
     by_shape = {}
     unread = [0, 0.0]
+    launches = 0
     for kernel in manifest["kernels"]:
         ms = times.get(kernel["name"], 0.0)
         gemms = kernel.get("gemms")
@@ -95,24 +99,38 @@ def main():
             gemms = [gemm]
         if not gemms:
             continue
+        launches += 1
         kind = "merged" if len(gemms) > 1 else kernel["name"].split("_", 1)[1]
         flops = [b * m * n * k for b, m, n, k, _, _ in gemms]
         for (b, m, n, k, rows, cols), flop in zip(gemms, flops):
             entry = by_shape.setdefault((kind, b, m, n, k, f"{rows}x{cols}"), [0, 0.0])
             entry[0] += 1
             entry[1] += ms * flop / sum(flops)
-    print(f'{"kind":12} {"B":>4} {"M":>6} {"N":>6} {"K":>6} {"tile":>8} '
-          f'{"n":>4} {"ms":>8} {"TFLOP/s":>8}')
-    total_ms = total_flop = 0.0
-    for (kind, b, m, n, k, tile), (count, ms) in sorted(by_shape.items(),
-                                                         key=lambda kv: -kv[1][1]):
-        flop = 2.0 * b * m * n * k * count
-        total_ms += ms
-        total_flop += flop
-        rate = flop / ms / 1e9 if ms else 0.0
-        print(f"{kind:12} {b:4} {m:6} {n:6} {k:6} {tile:>8} {count:4} {ms:8.2f} {rate:8.2f}")
-    print(f"all GEMMs: {total_ms:.2f} ms, {total_flop / 1e12:.3f} TFLOP, "
-          f"{total_flop / total_ms / 1e9 if total_ms else 0:.2f} TFLOP/s")
+    flop_of = lambda key, count: 2.0 * key[1] * key[2] * key[3] * key[4] * count  # noqa: E731
+    head = f'{"kind":12} {"B":>4} {"M":>6} {"N":>6} {"K":>6} {"tile":>8} {"n":>4}'
+    if not profile:
+        print(head + f' {"GFLOP":>8}')
+        total_flop = 0.0
+        for key, (count, _) in sorted(by_shape.items(),
+                                      key=lambda kv: (-flop_of(kv[0], kv[1][0]), kv[0])):
+            kind, b, m, n, k, tile = key
+            total_flop += flop_of(key, count)
+            print(f"{kind:12} {b:4} {m:6} {n:6} {k:6} {tile:>8} {count:4} "
+                  f"{flop_of(key, count) / 1e9:8.2f}")
+        print(f"all GEMMs: {sum(c for c, _ in by_shape.values())} in {launches} "
+              f"launches, {total_flop / 1e9:.2f} GFLOP")
+    else:
+        print(head + f' {"ms":>8} {"TFLOP/s":>8}')
+        total_ms = total_flop = 0.0
+        for key, (count, ms) in sorted(by_shape.items(), key=lambda kv: -kv[1][1]):
+            kind, b, m, n, k, tile = key
+            flop = flop_of(key, count)
+            total_ms += ms
+            total_flop += flop
+            rate = flop / ms / 1e9 if ms else 0.0
+            print(f"{kind:12} {b:4} {m:6} {n:6} {k:6} {tile:>8} {count:4} {ms:8.2f} {rate:8.2f}")
+        print(f"all GEMMs: {total_ms:.2f} ms, {total_flop / 1e12:.3f} TFLOP, "
+              f"{total_flop / total_ms / 1e9 if total_ms else 0:.2f} TFLOP/s")
     if unread[0]:
         print(f"not read: {unread[0]} GEMM launches, {unread[1]:.2f} ms "
               "(an older bundle whose kernels the source does not say)")
