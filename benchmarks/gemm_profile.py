@@ -85,10 +85,17 @@ def main():
     times = kernel_times(profile) if profile else {}
     by_shape = {}
     unread = [0, 0.0]
+    # A bundle from before `gemms`: its merged launches may hold GEMMs too.
+    old = not any("gemms" in k for k in manifest["kernels"])
+    unread_merged = [0, 0.0]
     launches = 0
     for kernel in manifest["kernels"]:
         ms = times.get(kernel["name"], 0.0)
         gemms = kernel.get("gemms")
+        if old and "_merged" in kernel["name"]:
+            unread_merged[0] += 1
+            unread_merged[1] += ms
+            continue
         if gemms is None and "_gemm" in kernel["name"]:
             src = src if src is not None else open(bundle + "/kernels.cl").read()
             gemm = source_gemm(kernel, src)
@@ -134,6 +141,9 @@ def main():
     if unread[0]:
         print(f"not read: {unread[0]} GEMM launches, {unread[1]:.2f} ms "
               "(an older bundle whose kernels the source does not say)")
+    if unread_merged[0]:
+        print(f"not read: {unread_merged[0]} merged launches, {unread_merged[1]:.2f} ms "
+              "(an older bundle: which of them compute GEMMs it does not say)")
 
 
 if __name__ == "__main__":
