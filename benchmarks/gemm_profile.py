@@ -9,7 +9,7 @@ the manifest (`gemms`: batch, M, N, K and the rows and columns of C a
 work-group computes, which fbl-lower-to-kernels records). A merged launch
 that computes several GEMMs (and perhaps other kernels beside them) shares
 its time among its GEMMs by their multiply-adds: such rows are marked
-"merged", and their rates are an upper bound where the launch ran more than
+"merged", and their rates are a lower bound where the launch ran more than
 GEMMs. GEMMs of one kind, shape and tile are summed. Prints, by time
 spent: kind, batch, M, N, K, tile, GEMMs, ms, TFLOP/s. Without a profile,
 the step's GEMMs alone, by multiply-adds (GFLOP in place of ms and rates):
