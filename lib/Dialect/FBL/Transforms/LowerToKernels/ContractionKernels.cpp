@@ -843,7 +843,8 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
     return failure();
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
   DispatchOp dispatch;
-  // Rows and columns of C a work-group computes: 4x4 blocks a work-item.
+  // Rows and columns of C a work-group computes (the register-tiled
+  // kernel's work-items one 4x4 block each).
   int64_t tileRows, tileCols;
   if (std::optional<LocalGemmTile> local = localGemmTile(*g, target)) {
     dispatch = buildLocalTiledGemmVariants(op, *g, epilogue, local->tile,
@@ -851,8 +852,8 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
     if (local->ownLaunch)
       dispatch->setAttr(FBLDialect::getOwnLaunchAttrName(),
                         UnitAttr::get(op.getContext()));
-    tileRows = 4 * local->tile.tileBlocksM();
-    tileCols = 4 * local->tile.tileBlocksN();
+    tileRows = local->tile.tileM();
+    tileCols = local->tile.tileN();
   } else {
     dispatch = buildRegisterTiledGemm(op, *g, epilogue, target, counter);
     tileRows = 4 * dispatch.getWorkgroup()[1];
