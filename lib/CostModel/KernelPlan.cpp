@@ -302,31 +302,51 @@ bool mlir::fbl::isAbsorbedFill(Operation *op) {
   });
 }
 
-std::optional<LocalGemmTile> mlir::fbl::localGemmTile(const GemmMatch &g,
-                                                      TargetAttr target) {
+std::optional<LocalGemmTile>
+mlir::fbl::localGemmTile(const GemmMatch &g, const fc::KernelShape &gemm,
+                         TargetAttr target) {
   if (!target.getLocalTiledGemm())
     return std::nullopt;
+  int64_t m = g.ranges[g.mLoop], n = g.ranges[g.nLoop];
   auto fits = [&](const ::fbl::target::GemmTile &t) {
-    return t.covers(g.ranges[g.mLoop], g.ranges[g.nLoop], g.ranges[g.kLoop]) &&
+    return !t.invalidReason() && t.covers(m, n, g.ranges[g.kLoop]) &&
            target.getMaxWorkgroupSize() >= t.items();
   };
-  // The target's tile for the size (its shape class), the target's tile,
-  // then the default; each also with one block per work-item (a tile half
-  // as wide, for sizes that a wide tile covers with too much waste), before
-  // the register-tiled kernel.
+  // A larger class's tile replaces the smaller class's only where the cost
+  // model does not find it slower at this GEMM's shape and layouts (where
+  // either does not fit, the sizes decide as before).
+  std::optional<fc::DeviceModel> device;
+  auto timeNs = [&](const ::fbl::target::GemmTile &t) {
+    if (!device)
+      device = fc::DeviceModel::of(target.getDescription());
+    fc::KernelShape k = gemm;
+    k.kind = fc::KernelKind::LocalTiledGemm;
+    k.gemmTile = t;
+    return fc::kernelCost(k, *device).timeNs;
+  };
+  auto noSlower = [&](const ::fbl::target::GemmTile &larger,
+                      const ::fbl::target::GemmTile &chosen) {
+    return !fits(larger) || !fits(chosen) || larger == chosen ||
+           timeNs(larger) <= timeNs(chosen);
+  };
+  // The tile of `g`'s shape class, the target's tile, then the default;
+  // each also with one block per work-item (a tile half as wide, for sizes
+  // that a wide tile covers with too much waste), before the register-tiled
+  // kernel.
   auto narrow = [](::fbl::target::GemmTile t) {
     t.itemBlocks = 1;
     t.itemBlocksN = 0;
     return t;
   };
-  ::fbl::target::GemmTileClass shapeClass =
-      target.getGemmTileClassFor(g.batch, g.ranges[g.mLoop], g.ranges[g.nLoop]);
+  ::fbl::target::GemmTileClass shapeClass = ::fbl::target::gemmTileClassFor(
+      target.getGemmTile(), target.getGemmTileClasses(), g.batch, m, n,
+      noSlower);
   const ::fbl::target::GemmTile &preset = shapeClass.tile;
   ::fbl::target::GemmTile base = target.getGemmTile();
   for (const ::fbl::target::GemmTile &t :
        {preset, base, ::fbl::target::kDefaultGemmTile, narrow(preset),
         narrow(base), narrow(::fbl::target::kDefaultGemmTile)})
-    if (!t.invalidReason() && fits(t))
+    if (fits(t))
       return LocalGemmTile{t, shapeClass.ownLaunch && t == preset};
   return std::nullopt;
 }
@@ -377,11 +397,7 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
   k.output = {shapeOf(resultType),
               loopsOf(linalgOp.getMatchingIndexingMap(init)), out};
   if (std::optional<GemmMatch> g = matchGemm(linalgOp, operandLayouts)) {
-    std::optional<LocalGemmTile> local = localGemmTile(*g, target);
-    k.kind = local ? fc::KernelKind::LocalTiledGemm
-                   : fc::KernelKind::RegisterTiledGemm;
-    if (local)
-      k.gemmTile = local->tile;
+    k.kind = fc::KernelKind::RegisterTiledGemm;
     k.mLoop = static_cast<int>(g->mLoop);
     k.nLoop = static_cast<int>(g->nLoop);
     k.kLoop = static_cast<int>(g->kLoop);
@@ -393,6 +409,10 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
     }
     k.readsInit = g->readsInit;
     k.multipliesPerApplication = 1;
+    if (std::optional<LocalGemmTile> local = localGemmTile(*g, k, target)) {
+      k.kind = fc::KernelKind::LocalTiledGemm;
+      k.gemmTile = local->tile;
+    }
     return k;
   }
   linalgOp.getBlock()->walk([&](Operation *inner) {

@@ -283,21 +283,21 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // Shape classes: below 16384 elements of C a GEMM takes gemm_tile ([8, 1, 8]:
 // 32x32 tiles, a 64x64 C is 2x2 groups of 8x8); from 16384 the class's
-// [8, 2, 8] (64x64 tiles, a 128x128 C is 2x2 groups too).
+// [8, 2, 8] (64x64 tiles, a 1024x1024 C is 16x16 groups).
 // CHECK-LABEL: func.func @gemm_classes(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
 // CHECK:           memref.alloca() : memref<2x8x8xvector<4xf32>, 3>
-// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
+// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [128, 128, 1] workgroup [8, 8, 1]
 // CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
   func.func @gemm_classes(%a: tensor<64x16xf32, #pc>, %b: tensor<16x64xf32, #pr>, %c: tensor<64x64xf32, #pc>,
-                          %a2: tensor<128x16xf32, #pc>, %b2: tensor<16x128xf32, #pr>, %c2: tensor<128x128xf32, #pc>)
-      -> (tensor<64x64xf32, #pc>, tensor<128x128xf32, #pc>) {
+                          %a2: tensor<1024x16xf32, #pc>, %b2: tensor<16x1024xf32, #pr>, %c2: tensor<1024x1024xf32, #pc>)
+      -> (tensor<64x64xf32, #pc>, tensor<1024x1024xf32, #pc>) {
     %0 = linalg.matmul ins(%a, %b : tensor<64x16xf32, #pc>, tensor<16x64xf32, #pr>) outs(%c : tensor<64x64xf32, #pc>) -> tensor<64x64xf32, #pc>
-    %1 = linalg.matmul ins(%a2, %b2 : tensor<128x16xf32, #pc>, tensor<16x128xf32, #pr>) outs(%c2 : tensor<128x128xf32, #pc>) -> tensor<128x128xf32, #pc>
-    return %0, %1 : tensor<64x64xf32, #pc>, tensor<128x128xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<1024x16xf32, #pc>, tensor<16x1024xf32, #pr>) outs(%c2 : tensor<1024x1024xf32, #pc>) -> tensor<1024x1024xf32, #pc>
+    return %0, %1 : tensor<64x64xf32, #pc>, tensor<1024x1024xf32, #pc>
   }
 }
 
@@ -309,63 +309,106 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8]
 // CHECK-LABEL: func.func @gemm_classes_own_launch(
 // fbl.gemm says which GEMM each computes (batch, m, n, k) and the rows and
 // columns of C a work-group covers: 128x128, and 32x32 for the fallback.
-// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [16, 16, 1] attributes {{{.*}}fbl.gemm = array<i64: 1, 128, 128, 16, 128, 128>, fbl.own_launch}
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [256, 256, 1] workgroup [16, 16, 1] attributes {{{.*}}fbl.gemm = array<i64: 1, 2048, 2048, 16, 128, 128>, fbl.own_launch}
 // CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [40, 40, 1] workgroup [8, 8, 1]
 // CHECK-NOT:     fbl.own_launch
 // CHECK-SAME:    fbl.gemm = array<i64: 1, 160, 160, 16, 32, 32>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 2, 1]]>} {
-  func.func @gemm_classes_own_launch(%a: tensor<128x16xf32, #pc>, %b: tensor<16x128xf32, #pr>, %c: tensor<128x128xf32, #pc>,
+  func.func @gemm_classes_own_launch(%a: tensor<2048x16xf32, #pc>, %b: tensor<16x2048xf32, #pr>, %c: tensor<2048x2048xf32, #pc>,
                                      %a2: tensor<160x16xf32, #pc>, %b2: tensor<16x160xf32, #pr>, %c2: tensor<160x160xf32, #pc>)
-      -> (tensor<128x128xf32, #pc>, tensor<160x160xf32, #pc>) {
-    %0 = linalg.matmul ins(%a, %b : tensor<128x16xf32, #pc>, tensor<16x128xf32, #pr>) outs(%c : tensor<128x128xf32, #pc>) -> tensor<128x128xf32, #pc>
+      -> (tensor<2048x2048xf32, #pc>, tensor<160x160xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<2048x16xf32, #pc>, tensor<16x2048xf32, #pr>) outs(%c : tensor<2048x2048xf32, #pc>) -> tensor<2048x2048xf32, #pc>
     %1 = linalg.matmul ins(%a2, %b2 : tensor<160x16xf32, #pc>, tensor<16x160xf32, #pr>) outs(%c2 : tensor<160x160xf32, #pc>) -> tensor<160x160xf32, #pc>
-    return %0, %1 : tensor<128x128xf32, #pc>, tensor<160x160xf32, #pc>
+    return %0, %1 : tensor<2048x2048xf32, #pc>, tensor<160x160xf32, #pc>
   }
 }
 
 // -----
 
-// A batched GEMM's batches count: 4 batches of a 64x64 C are 16384 elements
+// A class's tile only where the cost model does not find it slower than the
+// smaller class's at the GEMM's own shape: a class is tuned on a few shapes.
+// Here a 1024x1024 C in 128x128 tiles would be 64 groups for the H200's 132
+// compute units; it keeps gemm_tile's 32x32 (1024 groups), unmarked.
+// CHECK-LABEL: func.func @gemm_classes_slower(
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [256, 256, 1] workgroup [8, 8, 1]
+// CHECK-NOT:     fbl.own_launch
+// CHECK-SAME:    fbl.gemm = array<i64: 1, 1024, 1024, 16, 32, 32>
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 16, 2, 16, 16, 1, 0, 2, 1]]>} {
+  func.func @gemm_classes_slower(%a: tensor<1024x16xf32, #pc>, %b: tensor<16x1024xf32, #pr>, %c: tensor<1024x1024xf32, #pc>)
+      -> tensor<1024x1024xf32, #pc> {
+    %0 = linalg.matmul ins(%a, %b : tensor<1024x16xf32, #pc>, tensor<16x1024xf32, #pr>) outs(%c : tensor<1024x1024xf32, #pc>) -> tensor<1024x1024xf32, #pc>
+    return %0 : tensor<1024x1024xf32, #pc>
+  }
+}
+
+// -----
+
+// The H200 preset's 128x128 class (from 4M elements of C, tuned at 2048^2)
+// at Whisper's 12000x384x384, where the cost model times it slowest: the
+// GEMM keeps the 1M class's 64x64 tiles; 2048x2048 takes 128x128.
+// CHECK-LABEL: func.func @gemm_classes_preset(
+// CHECK:         fbl.dispatch @k0_gemm_local
+// CHECK-NOT:     fbl.own_launch
+// CHECK-SAME:    fbl.gemm = array<i64: 1, 12000, 384, 384, 64, 64>
+// CHECK:         fbl.dispatch @k1_gemm_local
+// CHECK-SAME:    fbl.gemm = array<i64: 1, 2048, 2048, 64, 128, 128>, fbl.own_launch
+#pc = #fbl.channel_packed<packed = 1>
+#pr = #fbl.channel_packed<packed = 0>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @gemm_classes_preset(%a: tensor<12000x384xf32, #pc>, %b: tensor<384x384xf32, #pr>, %c: tensor<12000x384xf32, #pc>,
+                                 %a2: tensor<2048x64xf32, #pc>, %b2: tensor<64x2048xf32, #pr>, %c2: tensor<2048x2048xf32, #pc>)
+      -> (tensor<12000x384xf32, #pc>, tensor<2048x2048xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<12000x384xf32, #pc>, tensor<384x384xf32, #pr>) outs(%c : tensor<12000x384xf32, #pc>) -> tensor<12000x384xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<2048x64xf32, #pc>, tensor<64x2048xf32, #pr>) outs(%c2 : tensor<2048x2048xf32, #pc>) -> tensor<2048x2048xf32, #pc>
+    return %0, %1 : tensor<12000x384xf32, #pc>, tensor<2048x2048xf32, #pc>
+  }
+}
+
+// -----
+
+// A batched GEMM's batches count: 256 batches of a 64x64 C are 1M elements
 // of C, so they take the class's [8, 2, 8] (one 64x64 group per batch) where
 // one 64x64 C takes gemm_tile (a split-K GEMM's chunks likewise).
 // CHECK-LABEL: func.func @gemm_classes_batched(
-// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 4] workgroup [8, 8, 1]
-// CHECK-SAME:      fbl.gemm = array<i64: 4, 64, 64, 16, 64, 64>
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 256] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 256, 64, 64, 16, 64, 64>
 // CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #bc = #fbl.channel_packed<packed = 2>
 #br = #fbl.channel_packed<packed = 1>
-module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8]]>} {
-  func.func @gemm_classes_batched(%a: tensor<4x64x16xf32, #bc>, %b: tensor<4x16x64xf32, #br>, %c: tensor<4x64x64xf32, #bc>)
-      -> tensor<4x64x64xf32, #bc> {
-    %0 = linalg.batch_matmul ins(%a, %b : tensor<4x64x16xf32, #bc>, tensor<4x16x64xf32, #br>) outs(%c : tensor<4x64x64xf32, #bc>) -> tensor<4x64x64xf32, #bc>
-    return %0 : tensor<4x64x64xf32, #bc>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[1048576, 8, 2, 8]]>} {
+  func.func @gemm_classes_batched(%a: tensor<256x64x16xf32, #bc>, %b: tensor<256x16x64xf32, #br>, %c: tensor<256x64x64xf32, #bc>)
+      -> tensor<256x64x64xf32, #bc> {
+    %0 = linalg.batch_matmul ins(%a, %b : tensor<256x64x16xf32, #bc>, tensor<256x16x64xf32, #br>) outs(%c : tensor<256x64x64xf32, #bc>) -> tensor<256x64x64xf32, #bc>
+    return %0 : tensor<256x64x64xf32, #bc>
   }
 }
 
 // -----
 
 // A larger class's tile only where it pads C no more than the smaller
-// class's: 192x192 takes [8, 3, 8] (96x96 tiles, 2x2 groups; 64x64 tiles
-// divide it too), 256x256 keeps [8, 2, 8] (64 divides it; 96 would cover it
-// within an eighth, padded to 288).
+// class's: 1536x1536 takes [8, 3, 8] (96x96 tiles, 16x16 groups; 64x64
+// tiles divide it too), 2048x2048 keeps [8, 2, 8] (64 divides it; 96 would
+// cover it within an eighth, padded to 2112).
 // CHECK-LABEL: func.func @gemm_classes_padding(
-// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [16, 16, 1] workgroup [8, 8, 1]
-// CHECK-SAME:      fbl.gemm = array<i64: 1, 192, 192, 16, 96, 96>
+// CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [128, 128, 1] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 1, 1536, 1536, 16, 96, 96>
 // CHECK:           memref.alloca() : memref<2x8x24xvector<4xf32>, 3>
-// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [32, 32, 1] workgroup [8, 8, 1]
-// CHECK-SAME:      fbl.gemm = array<i64: 1, 256, 256, 16, 64, 64>
+// CHECK:         fbl.dispatch @k1_gemm_local {{.*}} grid [256, 256, 1] workgroup [8, 8, 1]
+// CHECK-SAME:      fbl.gemm = array<i64: 1, 2048, 2048, 16, 64, 64>
 // CHECK:           memref.alloca() : memref<2x8x16xvector<4xf32>, 3>
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 1, 8], gemm_tile_classes = [[16384, 8, 2, 8], [32768, 8, 3, 8]]>} {
-  func.func @gemm_classes_padding(%a: tensor<192x16xf32, #pc>, %b: tensor<16x192xf32, #pr>, %c: tensor<192x192xf32, #pc>,
-                                  %a2: tensor<256x16xf32, #pc>, %b2: tensor<16x256xf32, #pr>, %c2: tensor<256x256xf32, #pc>)
-      -> (tensor<192x192xf32, #pc>, tensor<256x256xf32, #pc>) {
-    %0 = linalg.matmul ins(%a, %b : tensor<192x16xf32, #pc>, tensor<16x192xf32, #pr>) outs(%c : tensor<192x192xf32, #pc>) -> tensor<192x192xf32, #pc>
-    %1 = linalg.matmul ins(%a2, %b2 : tensor<256x16xf32, #pc>, tensor<16x256xf32, #pr>) outs(%c2 : tensor<256x256xf32, #pc>) -> tensor<256x256xf32, #pc>
-    return %0, %1 : tensor<192x192xf32, #pc>, tensor<256x256xf32, #pc>
+  func.func @gemm_classes_padding(%a: tensor<1536x16xf32, #pc>, %b: tensor<16x1536xf32, #pr>, %c: tensor<1536x1536xf32, #pc>,
+                                  %a2: tensor<2048x16xf32, #pc>, %b2: tensor<16x2048xf32, #pr>, %c2: tensor<2048x2048xf32, #pc>)
+      -> (tensor<1536x1536xf32, #pc>, tensor<2048x2048xf32, #pc>) {
+    %0 = linalg.matmul ins(%a, %b : tensor<1536x16xf32, #pc>, tensor<16x1536xf32, #pr>) outs(%c : tensor<1536x1536xf32, #pc>) -> tensor<1536x1536xf32, #pc>
+    %1 = linalg.matmul ins(%a2, %b2 : tensor<2048x16xf32, #pc>, tensor<16x2048xf32, #pr>) outs(%c2 : tensor<2048x2048xf32, #pc>) -> tensor<2048x2048xf32, #pc>
+    return %0, %1 : tensor<1536x1536xf32, #pc>, tensor<2048x2048xf32, #pc>
   }
 }
 

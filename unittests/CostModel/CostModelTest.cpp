@@ -183,6 +183,46 @@ TEST(CostModelTest, LargerClassTilesTakeOnlySizesTheyPadNoMore) {
   EXPECT_EQ(target::gemmTileFor(small, ladder, 1, 30, 30), small);
 }
 
+TEST(CostModelTest, LargerClassTilesTakeOnlyShapesTheyAreNoSlowerAt) {
+  const target::GemmTile small{8, 1, 16}, mid{8, 2, 16},
+      large{16, 2, 16, 16, false}, wide{8, 3, 8, 0, false};
+  const target::GemmTileClass ladder[] = {
+      {1000, mid}, {2000, large, true}, {4000, wide}};
+  // Asked once per class reached that pads C no more, larger tile first.
+  std::vector<std::pair<target::GemmTile, target::GemmTile>> asked;
+  auto slowerThan = [&](const target::GemmTile &slow) {
+    return [&asked, slow](const target::GemmTile &larger,
+                          const target::GemmTile &chosen) {
+      asked.emplace_back(larger, chosen);
+      return !(larger == slow);
+    };
+  };
+  // 128x128: the 128x128 class is vetoed, 64x64 stays, without its own
+  // launch; the 96x96 class pads it (to 192) and is not asked about.
+  target::GemmTileClass c =
+      target::gemmTileClassFor(small, ladder, 1, 128, 128, slowerThan(large));
+  EXPECT_EQ(c.tile, mid);
+  EXPECT_FALSE(c.ownLaunch);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0], std::make_pair(mid, small));
+  EXPECT_EQ(asked[1], std::make_pair(large, mid));
+  // 384x384, which all three divide: past the vetoed class, the next is
+  // compared with the tile kept, not with the vetoed one.
+  asked.clear();
+  c = target::gemmTileClassFor(small, ladder, 1, 384, 384, slowerThan(large));
+  EXPECT_EQ(c.tile, wide);
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[2], std::make_pair(wide, mid));
+  // The smallest class vetoed: gemm_tile's own.
+  c = target::gemmTileClassFor(small, ladder, 1, 40, 40, slowerThan(mid));
+  EXPECT_EQ(c.tile, small);
+  EXPECT_EQ(c.minOutputs, 0);
+  // Without a veto the sizes decide as gemmTileFor does.
+  c = target::gemmTileClassFor(small, ladder, 1, 128, 128, slowerThan(small));
+  EXPECT_EQ(c.tile, target::gemmTileFor(small, ladder, 1, 128, 128));
+  EXPECT_TRUE(c.ownLaunch);
+}
+
 TEST(CostModelTest, RaggedLocalTiledGemmsRoundTheGridToWholeGroups) {
   Layout packedK = Layout::channelPacked(2, 1);
   // 124 x 252 over 188 in 64x64 tiles ([8, 2, 8]): 2 x 4 groups of 8x8.

@@ -201,8 +201,11 @@ struct LocalGemmTile {
 /// `g`'s shape class, the target's gemm_tile, the default tile, and each of
 /// those with one block per work-item, that covers `g`'s sizes; none when
 /// `target` does not ask for local tiling or none fits (the register-tiled
-/// kernel).
+/// kernel). `gemm` is g's kernel as planLinalgKernel plans it (its reads):
+/// a class's tile is taken over the smaller class's only where the cost
+/// model does not find it slower there.
 std::optional<LocalGemmTile> localGemmTile(const GemmMatch &g,
+                                           const ::fbl::cost::KernelShape &gemm,
                                            TargetAttr target);
 
 /// The kernel fbl-lower-to-kernels emits for `op` with its operands read in

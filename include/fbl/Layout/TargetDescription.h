@@ -272,9 +272,13 @@ struct GemmTileClass {
 /// divide, and rows or columns computed past C's sides are work the
 /// tuning never saw (a 96x96 tile takes ViT's 6304 rows, padded to 6336
 /// as with 64x64 tiles, but not 2048, which 64 divides and 96 pads by 64).
-template <typename Classes>
+/// And only where `noSlower(tile, chosen)`: a size class is tuned on a few
+/// shapes, and a tile best at 2048x2048 can be the slowest at 12000x384
+/// (the local-tiled GEMM asks the cost model).
+template <typename Classes, typename NoSlower>
 GemmTileClass gemmTileClassFor(const GemmTile &base, const Classes &classes,
-                               int64_t batch, int64_t m, int64_t n) {
+                               int64_t batch, int64_t m, int64_t n,
+                               NoSlower noSlower) {
   auto padded = [&](const GemmTile &t) {
     return t.tilesAlongM(m) * t.tileM() * t.tilesAlongN(n) * t.tileN();
   };
@@ -282,10 +286,20 @@ GemmTileClass gemmTileClassFor(const GemmTile &base, const Classes &classes,
   for (const GemmTileClass &c : classes) {
     if (batch * m * n < c.minOutputs)
       break;
-    if (chosen.minOutputs == 0 || padded(c.tile) <= padded(chosen.tile))
+    if ((chosen.minOutputs == 0 || padded(c.tile) <= padded(chosen.tile)) &&
+        noSlower(c.tile, chosen.tile))
       chosen = c;
   }
   return chosen;
+}
+
+/// gemmTileClassFor by sizes alone.
+template <typename Classes>
+GemmTileClass gemmTileClassFor(const GemmTile &base, const Classes &classes,
+                               int64_t batch, int64_t m, int64_t n) {
+  return gemmTileClassFor(
+      base, classes, batch, m, n,
+      [](const GemmTile &, const GemmTile &) { return true; });
 }
 
 /// The tile of gemmTileClassFor's class.

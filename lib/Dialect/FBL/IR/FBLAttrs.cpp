@@ -472,12 +472,6 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   return d;
 }
 
-::fbl::target::GemmTileClass
-TargetAttr::getGemmTileClassFor(int64_t batch, int64_t m, int64_t n) const {
-  return ::fbl::target::gemmTileClassFor(getGemmTile(), getGemmTileClasses(),
-                                         batch, m, n);
-}
-
 TargetAttr TargetAttr::getPreset(MLIRContext *context, StringRef name) {
   const ::fbl::target::TargetDescription *p =
       ::fbl::target::findPreset(name.str());

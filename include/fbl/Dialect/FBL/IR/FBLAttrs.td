@@ -300,11 +300,6 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// lookup(op), with an error on `op` naming the ways to set a target
     /// when there is none.
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
-    /// The local-tiled GEMM's class for a batch x m x n C: the largest
-    /// `gemm_tile_classes` entry it reaches (one that pads C more than the
-    /// smaller class's tile keeps that one), else `gemm_tile`'s.
-    ::fbl::target::GemmTileClass getGemmTileClassFor(int64_t batch, int64_t m,
-                                                     int64_t n) const;
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
     /// Every field, as the MLIR-free description.

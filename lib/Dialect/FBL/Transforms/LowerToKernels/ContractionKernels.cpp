@@ -838,7 +838,12 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
 FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
                                                 TargetAttr target,
                                                 unsigned &counter) {
-  std::optional<GemmMatch> g = matchGemm(op);
+  SmallVector<Attribute> layouts;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    layouts.push_back(type ? type.getEncoding() : Attribute());
+  }
+  std::optional<GemmMatch> g = matchGemm(op, layouts);
   if (!g)
     return failure();
   std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
@@ -846,7 +851,13 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   // Rows and columns of C a work-group computes (the register-tiled
   // kernel's work-items one 4x4 block each).
   int64_t tileRows, tileCols;
-  if (std::optional<LocalGemmTile> local = localGemmTile(*g, target)) {
+  // The tile the cost model plans (it compares tiles at these layouts).
+  std::optional<::fbl::cost::KernelShape> plan =
+      planLinalgKernel(op, layouts, g->resultType.getEncoding(), target);
+  std::optional<LocalGemmTile> local;
+  if (plan)
+    local = localGemmTile(*g, *plan, target);
+  if (local) {
     dispatch = buildLocalTiledGemmVariants(op, *g, epilogue, local->tile,
                                            target, counter);
     if (local->ownLaunch)
