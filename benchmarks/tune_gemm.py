@@ -40,7 +40,8 @@ both; store_after_k: the next slice's texels stored into local memory
 after that many of the slice's k steps, 0 after all of them);
 --tiles takes G,B,K for a square group, swizzle 1 and store_after_k 0
 unless given; `--tiles preset` stages each shape with the tile the
-target itself gives it (its `gemm_tile_classes`, as the training steps
+target itself gives it (its `gemm_tile_classes`, where the cost model
+does not find a class's tile slower at the shape, as the training steps
 get it: what the table's GEMM rows time); --store-after-k stages each tile once per value given
 instead (a number, or half or quarter of the tile's local_k; those not
 below local_k are skipped).
