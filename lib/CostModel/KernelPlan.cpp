@@ -29,13 +29,17 @@ fl::Layout mlir::fbl::layoutOf(RankedTensorType type, Attribute encoding) {
   return cast<LayoutEncodingAttrInterface>(encoding).getLayout(type.getRank());
 }
 
-std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op) {
-  SmallVector<Attribute> layouts;
-  for (Value v : op->getOperands()) {
+SmallVector<Attribute> mlir::fbl::encodingsOf(ValueRange values) {
+  SmallVector<Attribute> encodings;
+  for (Value v : values) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
-    layouts.push_back(type ? type.getEncoding() : Attribute());
+    encodings.push_back(type ? type.getEncoding() : Attribute());
   }
-  return matchGemm(op, layouts);
+  return encodings;
+}
+
+std::optional<GemmMatch> mlir::fbl::matchGemm(linalg::LinalgOp op) {
+  return matchGemm(op, encodingsOf(op->getOperands()));
 }
 
 /// The loop a GEMM operand of `type` in `encoding`, indexed through `map`,
@@ -558,13 +562,8 @@ std::optional<fc::KernelShape>
 mlir::fbl::planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
                                 const GemmEpilogue &epilogue,
                                 TargetAttr target) {
-  SmallVector<Attribute> layouts;
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    layouts.push_back(type ? type.getEncoding() : Attribute());
-  }
-  std::optional<fc::KernelShape> k =
-      planLinalgKernel(op, layouts, g.resultType.getEncoding(), target);
+  std::optional<fc::KernelShape> k = planLinalgKernel(
+      op, encodingsOf(op->getOperands()), g.resultType.getEncoding(), target);
   if (!k)
     return std::nullopt;
   auto accessOf = [&](const GemmOperand &x) {

@@ -115,16 +115,6 @@ fc::ReadCost OpCostModel::readCost(const fc::KernelShape &k, unsigned input) {
   return r;
 }
 
-/// The layout each of `values` carries (null for non-tensors).
-static SmallVector<Attribute> encodingsOf(ValueRange values) {
-  SmallVector<Attribute> encodings;
-  for (Value v : values) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    encodings.push_back(t ? t.getEncoding() : Attribute());
-  }
-  return encodings;
-}
-
 fc::KernelCost OpCostModel::opCost(Operation *op) {
   return opCost(op, encodingsOf(op->getOperands()),
                 encodingsOf(op->getResults()));

@@ -180,6 +180,10 @@ bool takenByRowKernel(linalg::GenericOp op, int64_t rows, TargetAttr target,
 /// The layout each operand of an op is read in (null: not a tensor).
 using OperandLayouts = ArrayRef<Attribute>;
 
+/// The layout each of `values` carries in its type (null for non-tensors):
+/// the layouts of an op whose types the layout search has encoded.
+SmallVector<Attribute> encodingsOf(ValueRange values);
+
 /// Matches `op` as a contraction the GEMM kernels handle when its operands
 /// are read in `layouts`: the body is acc + a * b, every operand an image
 /// packed along a dim that a blocked loop walks, with tiles aligned to the

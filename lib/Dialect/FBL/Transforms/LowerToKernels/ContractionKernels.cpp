@@ -838,11 +838,7 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
 FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
                                                 TargetAttr target,
                                                 unsigned &counter) {
-  SmallVector<Attribute> layouts;
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    layouts.push_back(type ? type.getEncoding() : Attribute());
-  }
+  SmallVector<Attribute> layouts = encodingsOf(op->getOperands());
   std::optional<GemmMatch> g = matchGemm(op, layouts);
   if (!g)
     return failure();

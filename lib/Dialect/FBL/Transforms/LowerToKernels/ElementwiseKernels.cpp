@@ -65,13 +65,8 @@ LogicalResult kernels::lowerLinalg(linalg::LinalgOp op, TargetAttr target,
 
   // The kernel and its reads as planned for these layouts (the cost model
   // asks the same plan).
-  SmallVector<Attribute> operandLayouts;
-  for (Value v : op->getOperands()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    operandLayouts.push_back(t ? t.getEncoding() : Attribute());
-  }
-  std::optional<::fbl::cost::KernelShape> plan =
-      planLinalgKernel(op, operandLayouts, resultType.getEncoding(), target);
+  std::optional<::fbl::cost::KernelShape> plan = planLinalgKernel(
+      op, encodingsOf(op->getOperands()), resultType.getEncoding(), target);
   if (!plan || (plan->kind != ::fbl::cost::KernelKind::PerTexel &&
                 plan->kind != ::fbl::cost::KernelKind::PerElement))
     return op.emitOpError("fbl-lower-to-kernels: no per-texel kernel plan");
