@@ -27,6 +27,17 @@
       `gemm_tile` (the smallest shape's) and `gemm_tile_classes`, a class
       from the M x N of each larger shape whose best tile differs.
 
+  tune_gemm.py model RESULTS.json... [--tiles G,B,K,R,S,T[,BN];...]
+                                     [--target T] [--fbl-opt P]
+      whether the cost model orders the measured tiles as the device did:
+      each measured run lowered again here with its tile, the model's time
+      (fbl.estimate) beside the measured one; per shape, form and layout
+      every pair of tiles the model ranks in the device's order, and the
+      pairs the device separates by more than a tenth. The local-tiled
+      GEMM lets a shape class's tile replace the smaller class's only where
+      the model does not find it slower: this says how far to trust that
+      (--tiles: only those tiles, e.g. the preset's classes' own).
+
 Candidates come from a fixed grid (groups of 64-256 work-items, 4-32 a
 side along n and along m, 1-2 blocks of 4x4 per work-item, k slices 8-32
 deep); those the target's verifier refuses (work-group size, 32 KiB of
@@ -59,6 +70,8 @@ import os
 import re
 import subprocess
 import sys
+
+from kernel_estimates import value as mlir_float
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORMS = ("nn", "nt", "tn")
@@ -313,6 +326,57 @@ def classes(args):
               ", ".join(tile_text(c) for c in fields) + "]")
 
 
+ESTIMATE = re.compile(r"_gemm_local .*?time_ns = (\S+) : f64")
+
+
+def model(args):
+    """Prints, per measured shape, how often the cost model ranks two of
+    its tiles (at one form and layout) in the device's order."""
+    args.target_fields = ""
+    keep = ({tuple(full_tile(parse_tile(t))) for t in args.tiles.split(";")}
+            if args.tiles else None)
+    groups = {}  # (shape, form, layout) -> [(tile, measured ms, model ns)]
+    for path in args.results:
+        for r in json.load(open(path))["results"]:
+            if keep is not None and tuple(full_tile(r["tile"])) not in keep:
+                continue
+            m, n, k = r["shape"]
+            lowered, refused = lower(args, m, n, k, r["form"], r["layout"],
+                                     r["tile"])
+            found = ESTIMATE.search(lowered or "")
+            if refused or not found:
+                print(f"{r['name']}: not lowered here ({refused or 'no estimate'})")
+                continue
+            groups.setdefault((tuple(r["shape"]), r["form"], r["layout"]), []).append(
+                (r["tile"], r["ms"], mlir_float(found.group(1), "f64")))
+    totals = {}
+    for (shape, form, layout), runs in sorted(groups.items()):
+        pairs = [(a, b) for i, a in enumerate(runs) for b in runs[i + 1:]]
+        agree = sum((a[1] < b[1]) == (a[2] < b[2]) for a, b in pairs)
+        wide = [(a, b) for a, b in pairs
+                if max(a[1], b[1]) > 1.1 * min(a[1], b[1])]
+        agree_wide = sum((a[1] < b[1]) == (a[2] < b[2]) for a, b in wide)
+        best = min(runs, key=lambda r: r[1])
+        chosen = min(runs, key=lambda r: r[2])
+        t = totals.setdefault(shape, [0, 0, 0, 0, 0, 0])
+        for i, x in enumerate((agree, len(pairs), agree_wide, len(wide),
+                               best[0] == chosen[0], 1)):
+            t[i] += x
+        print(f"{'x'.join(map(str, shape))} {form} {layout}: "
+              f"{agree} of {len(pairs)} pairs in the device's order, "
+              f"{agree_wide} of {len(wide)} apart by more than a tenth; "
+              f"fastest {tile_text(best[0])}, the model's "
+              f"{tile_text(chosen[0])} (at {best[1] / chosen[1]:.3f} of its speed)")
+    all_ = [sum(t[i] for t in totals.values()) for i in range(6)]
+    for shape, t in sorted(totals.items()):
+        print(f"{'x'.join(map(str, shape))}: {t[0]} of {t[1]} pairs, "
+              f"{t[2]} of {t[3]} apart by more than a tenth; "
+              f"the model's fastest is the device's in {t[4]} of {t[5]}")
+    print(f"all: {all_[0]} of {all_[1]} pairs, {all_[2]} of {all_[3]} apart by "
+          f"more than a tenth; the model's fastest is the device's in "
+          f"{all_[4]} of {all_[5]}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -346,8 +410,15 @@ def main():
                    "(default DIR/results.json)")
     c = sub.add_parser("classes")
     c.add_argument("results", nargs="+")
+    mo = sub.add_parser("model")
+    mo.add_argument("results", nargs="+")
+    mo.add_argument("--tiles", default="",
+                    help="only these tiles, 'G,B,K[,R[,S[,T[,BN]]]];...'")
+    mo.add_argument("--target", default="nvidia-h200")
+    mo.add_argument("--fbl-opt", default="build/bin/fbl-opt")
     args = ap.parse_args()
-    {"stage": stage, "run": run, "classes": classes}[args.command](args)
+    {"stage": stage, "run": run, "classes": classes,
+     "model": model}[args.command](args)
 
 
 if __name__ == "__main__":
