@@ -206,8 +206,8 @@ struct LocalGemmTile {
 /// those with one block per work-item, that covers `g`'s sizes; none when
 /// `target` does not ask for local tiling or none fits (the register-tiled
 /// kernel). `gemm` is g's kernel as planLinalgKernel plans it (its reads):
-/// a class's tile is taken over the smaller class's only where the cost
-/// model does not find it slower there.
+/// a class's tile is taken over the smaller class's unless the cost model
+/// times it more than 5% slower there.
 std::optional<LocalGemmTile> localGemmTile(const GemmMatch &g,
                                            const ::fbl::cost::KernelShape &gemm,
                                            TargetAttr target);
