@@ -332,7 +332,6 @@ ESTIMATE = re.compile(r"_gemm_local .*?time_ns = (\S+) : f64")
 def model(args):
     """Prints, per measured shape, how often the cost model ranks two of
     its tiles (at one form and layout) in the device's order."""
-    args.target_fields = ""
     keep = ({tuple(full_tile(parse_tile(t))) for t in args.tiles.split(";")}
             if args.tiles else None)
     groups = {}  # (shape, form, layout) -> [(tile, measured ms, model ns)]
@@ -416,6 +415,7 @@ def main():
                     help="only these tiles, 'G,B,K[,R[,S[,T[,BN]]]];...'")
     mo.add_argument("--target", default="nvidia-h200")
     mo.add_argument("--fbl-opt", default="build/bin/fbl-opt")
+    mo.set_defaults(target_fields="")  # lower()'s: the measured tile alone
     args = ap.parse_args()
     {"stage": stage, "run": run, "classes": classes,
      "model": model}[args.command](args)

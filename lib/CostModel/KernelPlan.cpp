@@ -390,7 +390,8 @@ static std::vector<int> identityLoops(size_t rank) {
 std::optional<fc::KernelShape>
 mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
                             OperandLayouts operandLayouts,
-                            Attribute resultLayout, TargetAttr target) {
+                            Attribute resultLayout, TargetAttr target,
+                            std::optional<LocalGemmTile> *localTile) {
   Operation *op = linalgOp;
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType || !resultLayout)
@@ -422,10 +423,13 @@ mlir::fbl::planLinalgKernel(linalg::LinalgOp linalgOp,
     }
     k.readsInit = g->readsInit;
     k.multipliesPerApplication = 1;
-    if (std::optional<LocalGemmTile> local = localGemmTile(*g, k, target)) {
+    std::optional<LocalGemmTile> local = localGemmTile(*g, k, target);
+    if (local) {
       k.kind = fc::KernelKind::LocalTiledGemm;
       k.gemmTile = local->tile;
     }
+    if (localTile)
+      *localTile = local;
     return k;
   }
   linalgOp.getBlock()->walk([&](Operation *inner) {

@@ -225,10 +225,12 @@ planKernel(Operation *op, OperandLayouts operandLayouts,
 /// planKernel for a single-result linalg op with its result written in
 /// `resultLayout`; also answers for the index transforms planKernel leaves
 /// to views, which fbl-lower-to-kernels runs as generic kernels when they
-/// reach it.
+/// reach it. For a GEMM planned as the local-tiled kernel, `localTile`
+/// (when given) receives its tile and launch as localGemmTile chose them.
 std::optional<::fbl::cost::KernelShape>
 planLinalgKernel(linalg::LinalgOp op, OperandLayouts operandLayouts,
-                 Attribute resultLayout, TargetAttr target);
+                 Attribute resultLayout, TargetAttr target,
+                 std::optional<LocalGemmTile> *localTile = nullptr);
 
 /// The layout algebra's layout of `type` under `encoding`.
 ::fbl::layout::Layout layoutOf(RankedTensorType type, Attribute encoding);

@@ -847,12 +847,9 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
   // Rows and columns of C a work-group computes (the register-tiled
   // kernel's work-items one 4x4 block each).
   int64_t tileRows, tileCols;
-  // The tile the cost model plans (it compares tiles at these layouts).
-  std::optional<::fbl::cost::KernelShape> plan =
-      planLinalgKernel(op, layouts, g->resultType.getEncoding(), target);
+  // The tile the kernel plan takes (it compares tiles at these layouts).
   std::optional<LocalGemmTile> local;
-  if (plan)
-    local = localGemmTile(*g, *plan, target);
+  planLinalgKernel(op, layouts, g->resultType.getEncoding(), target, &local);
   if (local) {
     dispatch = buildLocalTiledGemmVariants(op, *g, epilogue, local->tile,
                                            target, counter);
