@@ -7,7 +7,9 @@
                          [--forms nn,nt,tn] [--layouts channel_packed,rtile]
                          [--fbl-opt P] [--fbl-translate P]
       writes one GEMM bundle per candidate tile, shape, form (nn, nt, tn)
-      and layout (channel_packed, rtile), each with the target's
+      and layout (channel_packed, rtile, or each operand's own, A+B+C as
+      gen_gemm.py takes it: rtile+channel_packed+rtile is the layouts of
+      ViT-B/16's forward GEMMs), each with the target's
       local_tiled_gemm on and `gemm_tile` set (benchmarks/gen_gemm.py),
       lowered as the training pipeline lowers it, and DIR/plan.json
       listing them;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Property test of fbl's GEMM kernels: random shapes (whole texels, or
 ending inside one, as ViT's 197 tokens do), forms (NN, NT, TN),
-operand layouts (channel-packed, 4x4 R-Tiles), C starting at zero or at an
+operand layouts (channel-packed, 4x4 R-Tiles, each operand its own), C starting at zero or at an
 input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
 gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
 or slice within an eighth; blocks staged either way; the next slice stored
@@ -69,7 +69,10 @@ def inside_texel(rng, size):
 
 def case(rng):
     form = rng.choice(["nn", "nt", "tn"])
-    layout = rng.choice(["channel_packed", "rtile"])
+    # Each operand's own layout, as a training step lays them out (its
+    # forward GEMMs read an R-Tile activation and a channel-packed weight).
+    layouts = [str(rng.choice(["channel_packed", "rtile"])) for _ in range(3)]
+    layout = layouts[0] if len(set(layouts)) == 1 else "+".join(layouts)
     init = "input" if rng.random() < 0.3 else "zero"
     if rng.random() < 0.25:
         m, n, k = (inside_texel(rng, 4 * int(rng.integers(1, 13))) for _ in range(3))
