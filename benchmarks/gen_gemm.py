@@ -7,11 +7,12 @@ FORM: nn (A[M,K], B[K,N]), nt (B given as [N,K]: the dX = dY·Wᵀ of a
 backward pass), tn (A given as [K,M]: dW = Xᵀ·dY). LAYOUT: channel_packed
 (every operand packed along its last dim, the forward's layout read as it
 is: the reuse-forward strategy) or rtile (4x4 R-Tiles, rows along x).
-LAYOUT may also name each operand's layout, A+B+C (rtile+channel_packed+rtile:
-A in R-Tiles, B packed along its last dim, C in R-Tiles), as a training
-step's GEMMs have them: the layout search lays out each tensor for all of
-its readers, not for one GEMM. KERNEL: default (what the target preset picks), register or local: forces
-the target's local_tiled_gemm off or on. INIT: zero (default: C starts at
+LAYOUT may also name each operand's layout, A+B+C
+(rtile+channel_packed+rtile: A in R-Tiles, B packed along its last dim, C
+in R-Tiles), as a training step's GEMMs have them: the layout search lays
+out each tensor for all of its readers, not for one GEMM. KERNEL: default
+(what the target preset picks), register or local: forces the target's
+local_tiled_gemm off or on. INIT: zero (default: C starts at
 zero) or input (C = C0 + A · B with C0[M, N] a third argument, as gradients
 accumulate).
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Property test of fbl's GEMM kernels: random shapes (whole texels, or
-ending inside one, as ViT's 197 tokens do), forms (NN, NT, TN),
-operand layouts (channel-packed, 4x4 R-Tiles, each operand its own), C starting at zero or at an
-input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
+ending inside one, as ViT's 197 tokens do), forms (NN, NT, TN), operand
+layouts (channel-packed, 4x4 R-Tiles, each operand its own), C starting at
+zero or at an input (C0 + A·B), and kernels (register-tiled, local-tiled under a random
 gemm_tile that covers the sizes: dividing into it, or with a ragged last tile
 or slice within an eighth; blocks staged either way; the next slice stored
 after the multiplication or inside it; random gemm_variants, each variant run
