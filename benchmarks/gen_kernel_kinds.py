@@ -21,11 +21,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_gemm import gemm_function  # noqa: E402
+from gen_gemm import ENCODINGS, gemm_function  # noqa: E402
 
 P0 = "#fbl.channel_packed<packed = 0>"
-P1 = "#fbl.channel_packed<packed = 1>"
-RT = "#fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>"
+P1 = ENCODINGS["channel_packed"]
+RT = ENCODINGS["rtile"]
 
 
 def module(target, body, fields=""):
