@@ -691,8 +691,11 @@ LogicalResult KernelCompiler::emitOp(Operation *op) {
         return success();
       })
       .Case<LoadTexelOp>([&](LoadTexelOp l) {
-        return texel(Opcode::LoadTexel, l.getImage(), l.getLayer(), l.getY(),
-                     l.getX());
+        if (failed(texel(Opcode::LoadTexel, l.getImage(), l.getLayer(),
+                         l.getY(), l.getX())))
+          return failure();
+        program.code.back().imm = l.getClampToEdge();
+        return success();
       })
       .Case<StoreTexelOp>([&](StoreTexelOp s) {
         return texel(Opcode::StoreTexel, s.getImage(), s.getLayer(), s.getY(),

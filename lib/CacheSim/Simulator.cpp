@@ -139,6 +139,13 @@ bool Machine::step(Group &g, int64_t i) {
   auto texel = [&](const Instruction &in, AccessEvent::Kind kind) {
     const Operand &o = p.operands[in.aux];
     int64_t layer = r[in.a], y = r[in.b], x = r[in.c];
+    // A read with clamp_to_edge (imm 1) reads the edge's texel, as the
+    // device's sampler does.
+    if (in.op == Opcode::LoadTexel && in.imm) {
+      layer = std::clamp<int64_t>(layer, 0, o.layers - 1);
+      y = std::clamp<int64_t>(y, 0, o.height - 1);
+      x = std::clamp<int64_t>(x, 0, o.width - 1);
+    }
     if (layer < 0 || layer >= o.layers || y < 0 || y >= o.height || x < 0 ||
         x >= o.width) {
       std::array<int64_t, 3> id = globalId(g, i);

@@ -221,10 +221,12 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 
 // Ragged edges: 60 rows and a k of 36 in 64x64 tiles and 8-deep slices
 // (covered within an eighth). One work-group; C's init is read with rows
-// past 60 moved to 0; the staged texels past row 60 or k 36 are read at 0
-// and zeroed; the loop runs 4 slices and the last (5th, half outside) one
-// after it; each block's texels are stored only where its rows start
-// inside M (N = 64 divides, so no guard on it).
+// past 60 moved to 0; A's staged texels past k 36 are read at 0 and
+// zeroed, those past row 60 read past the image's edge (clamp_to_edge: the
+// values reach only rows of C that are not stored), with no clamp in code;
+// B's (N = 64 divides) are read as they are; the loop runs 4 slices and
+// the last (5th, half outside) one after it; each block's texels are
+// stored only where its rows start inside M (no guard on N).
 // CHECK-LABEL: func.func @gemm_local_ragged(
 // CHECK:         fbl.dispatch @k0_gemm_local {{.*}} grid [8, 8, 1] workgroup [8, 8, 1]
 // CHECK:           %[[ROWS:.+]] = arith.constant 60 : index
@@ -232,9 +234,10 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 8]
 // CHECK:           arith.select %[[IN]], %[[M0]], %{{.+}} : index
 // CHECK:           %[[K36:.+]] = arith.constant 36 : index
 // CHECK-NEXT:      %[[INK:.+]] = arith.cmpi ult, %{{.+}}, %[[K36]] : index
-// CHECK:           %[[BOTH:.+]] = arith.andi %{{.+}}, %[[INK]] : i1
-// CHECK:           %[[READ:.+]] = fbl.load_texel
-// CHECK:           arith.select %[[BOTH]], %[[READ]], %{{.+}} : vector<4xf32>
+// CHECK-NOT:       arith.andi
+// CHECK:           %[[READ:.+]] = fbl.load_texel %{{.+}} {clamp_to_edge} : tensor<60x36xf32
+// CHECK:           arith.select %[[INK]], %[[READ]], %{{.+}} : vector<4xf32>
+// CHECK:           fbl.load_texel %{{.+}}] : tensor<36x64xf32
 // CHECK:           fbl.barrier
 // CHECK-NEXT:      arith.constant 8 : index
 // CHECK-NEXT:      %[[END:.+]] = arith.constant 32 : index

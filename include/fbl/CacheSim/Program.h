@@ -77,7 +77,8 @@ enum class Opcode : uint8_t {
   LocalStore,
   /// Waits until every work-item of the group has arrived.
   Barrier,
-  /// Texel of operand `aux` at (layer reg[a], y reg[b], x reg[c]).
+  /// Texel of operand `aux` at (layer reg[a], y reg[b], x reg[c]); with
+  /// imm 1, coordinates past the image are clamped to its edge.
   LoadTexel,
   StoreTexel,
   /// Element reg[a] of buffer operand `aux`; dst (when >= 0) gets a

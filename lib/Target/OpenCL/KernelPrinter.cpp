@@ -370,7 +370,9 @@ LogicalResult KernelEmitter::emitOp(Operation &op) {
                       name(l.getLayer()) + ", 0)"
                 : "(int2)(" + name(l.getX()) + ", " + name(l.getY()) + ")";
         return declare(l, "read_imagef(" + name(l.getImage()) +
-                              ", fbl_sampler, " + coord + ")");
+                              (l.getClampToEdge() ? ", fbl_edge_sampler, "
+                                                  : ", fbl_sampler, ") +
+                              coord + ")");
       })
       .Case<StoreTexelOp>([&](StoreTexelOp s) {
         std::string coord =
@@ -589,6 +591,16 @@ void mlir::fbl::emitOpenCLKernels(func::FuncOp func,
      << func.getSymName() << ". OpenCL C 1.2.\n\n";
   os << "__constant sampler_t fbl_sampler = CLK_NORMALIZED_COORDS_FALSE |\n"
         "    CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;\n\n";
+  // Only where some read may lie past an image's edge: the other kernels'
+  // source stays as it was.
+  bool pastEdges = func.walk([](LoadTexelOp l) {
+                         return l.getClampToEdge() ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+                       }).wasInterrupted();
+  if (pastEdges)
+    os << "__constant sampler_t fbl_edge_sampler = "
+          "CLK_NORMALIZED_COORDS_FALSE |\n"
+          "    CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;\n\n";
   os << "static inline float fbl_channel(float4 t, int c) {\n"
         "  return c == 0 ? t.x : c == 1 ? t.y : c == 2 ? t.z : t.w;\n"
         "}\n\n";

@@ -217,8 +217,16 @@ class FBL_MemoryAccessOp<string mnemonic, list<Trait> traits = []>
 
 def FBL_LoadTexelOp : FBL_MemoryAccessOp<"load_texel"> {
   let summary = "Reads one RGBA texel of an image (read_imagef)";
+  let description = [{
+    Reads the texel at (`x`, `y`) of layer `layer`. Coordinates must lie in
+    the image, unless `clamp_to_edge` is set: then the device clamps them to
+    the image's edge (a sampler with `CLK_ADDRESS_CLAMP_TO_EDGE`), so a read
+    past the edge is defined and costs no instructions. Kernels set it on
+    reads whose values past the edge are never used (a GEMM tile's rows
+    past a ragged M), where a clamp in code would cost work in every read.
+  }];
   let arguments = (ins AnyRankedTensor:$image, Index:$layer, Index:$y,
-                       Index:$x);
+                       Index:$x, UnitAttr:$clamp_to_edge);
   let results = (outs FBL_Texel:$texel);
   let assemblyFormat = [{
     $image `[` $layer `,` $y `,` $x `]` attr-dict `:` type($image)
