@@ -477,6 +477,21 @@ struct LowerToKernelsPass
         for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
           if (grouped.contains(&op) && op.use_empty())
             op.erase();
+        // What only the members read may be dead now: a zero fill that
+        // reaches their reductions' inits through a relayout (a row kernel
+        // starts from the fill's constant, initConstant) needs no kernel of
+        // its own, nor does the relayout.
+        llvm::DenseSet<Operation *> dead;
+        for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+          if (isa<linalg::FillOp, RelayoutOp, ReshapeViewOp, TransposeViewOp,
+                  tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+              !fused.contains(&op) && !through.contains(&op) &&
+              !sums.count(&op) && !epilogues.count(&op) &&
+              isOpTriviallyDead(&op)) {
+            dead.insert(&op);
+            op.erase();
+          }
+        llvm::erase_if(work, [&](Operation *op) { return dead.contains(op); });
       }
       RepeatedKernels repeated(work, epilogues);
       for (Operation *op : work) {
