@@ -14,7 +14,7 @@
       lowered as the training pipeline lowers it, and DIR/plan.json
       listing them;
   tune_gemm.py run DIR [--fbl-run P] [--device D] [--iterations N]
-                       [--build-options "-cl-nv-verbose"]
+                       [--build-options=-cl-nv-verbose]
       runs each bundle with fbl-run --profile on the device (the GEMM
       kernel's median device time), writes DIR/results.json (or --results)
       and prints, per
@@ -404,7 +404,9 @@ def main():
     r.add_argument("--device", default="")
     r.add_argument("--iterations", type=int, default=20)
     r.add_argument("--build-options", default="",
-                   help="extra OpenCL build options (FBL_OPENCL_BUILD_OPTIONS); "
+                   help="extra OpenCL build options (FBL_OPENCL_BUILD_OPTIONS), "
+                   "given with '=' as they start with '-' "
+                   "(--build-options='-cl-nv-verbose -cl-nv-maxrregcount=128'); "
                    "the build log of each bundle goes to DIR/NAME.buildlog, "
                    "the driver's binary to DIR/NAME.cache")
     r.add_argument("--results", default="", help="where to write results.json "

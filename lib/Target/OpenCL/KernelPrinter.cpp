@@ -596,7 +596,8 @@ void mlir::fbl::emitOpenCLKernels(func::FuncOp func,
   bool pastEdges = func.walk([](LoadTexelOp l) {
                          return l.getClampToEdge() ? WalkResult::interrupt()
                                                    : WalkResult::advance();
-                       }).wasInterrupted();
+                       })
+                       .wasInterrupted();
   if (pastEdges)
     os << "__constant sampler_t fbl_edge_sampler = "
           "CLK_NORMALIZED_COORDS_FALSE |\n"
