@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH=$first/speed/lib:${LD_LIBRARY_PATH:-}
 work=/tmp/compare-stages
 rm -rf "$work"; mkdir -p "$work"
 {
-  nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null
+  print_machine
   start=$(date +%s)
   # Each stage's f32 step bundles: STEP -> one directory per stage.
   names=()

@@ -29,7 +29,7 @@ mapfile -t models < <(staged_models "$stage")
 steps=()
 wants speed && steps=("$stage"/speed/steps/*)
 {
-  nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null
+  print_machine
   start=$(date +%s)
   for model in "${models[@]}"; do
     for storage in f32 f16; do

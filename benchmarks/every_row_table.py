@@ -23,10 +23,19 @@ TARGETS = {"2048x2048x2048": 42.0, "512x2048x2048": 30.0}
 
 
 def parse(lines):
-    rows, gemms, others = {}, [], []
+    """Rows, GEMM rates, CLBlast's and cuBLAS's rates, and the hosts the
+    logs name ("host: CPU, N cores"; PyTorch eager issues every kernel from
+    Python, so its launch-bound steps depend on the host as much as on the
+    GPU)."""
+    rows, gemms, others, hosts = {}, [], [], []
     row = None
     for line in lines:
         line = line.rstrip("\n")
+        m = re.match(r"host: (.+)", line)
+        if m:
+            if m.group(1) not in hosts:
+                hosts.append(m.group(1))
+            continue
         # "-- NAME" (speed_device_run.sh's steps), "-- model NAME MODE ...".
         m = re.match(r"-- (?:model |step )?(\S+)(?: (lora|full))?", line)
         if m:
@@ -55,7 +64,7 @@ def parse(lines):
             key = "torch"
         if m and row[key] is None:
             row[key] = float(m.group(1))
-    return list(rows.values()), gemms, others
+    return list(rows.values()), gemms, others, hosts
 
 
 def main():
@@ -64,7 +73,7 @@ def main():
     parser.add_argument("--svg")
     parser.add_argument("logs", nargs="+")
     args = parser.parse_args()
-    rows, gemms, others = parse(itertools.chain.from_iterable(
+    rows, gemms, others, hosts = parse(itertools.chain.from_iterable(
         open(path) for path in args.logs))
     if args.svg:
         draw(rows, args.svg, "Every row: fbl against PyTorch eager (fp32, TF32 off)", args.logs)
@@ -83,6 +92,11 @@ def main():
         half = f"{f16 / f32:.3f}" if f32 and f16 else "—"
         print(f"| {r['name']} | {fmt(f32)} | {fmt(f16)} | {fmt(t)} | {vs} | {half} |")
     print(f"\nfbl f32 faster than PyTorch on {faster} of {len(rows)} rows.")
+    for host in hosts:
+        print(f"host: {host}")
+    if len(hosts) > 1:
+        print(f"warning: the rows come from {len(hosts)} hosts; PyTorch's "
+              "launch-bound steps are not comparable between them")
     if gemms:
         cols = [(f, l) for f in ("nn", "nt", "tn") for l in ("channel_packed", "rtile")]
         print("\n| GEMM, TFLOP/s | target | "
