@@ -343,8 +343,10 @@ private:
             at = loops;
             at[static_cast<size_t>(tileLoop)] = tileStart + 4 * at3[StageBlock];
             at[kk] = tile.localK * s + 4 * at3[StageK];
-            // Texels beyond a ragged edge are read at 0 (and zeroed), as
-            // the kernel does.
+            // Texels beyond a ragged edge are read at 0, as the kernel
+            // reads them beyond K (the kernel reads those beyond M or N at
+            // the image's edge: a few reads of other texels, which the
+            // trace leaves as they were when its tiles were compared).
             for (size_t l : {static_cast<size_t>(tileLoop), kk})
               if (at[l] >= k.ranges[l])
                 at[l] = 0;
