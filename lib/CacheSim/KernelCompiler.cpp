@@ -597,9 +597,10 @@ LogicalResult KernelCompiler::emitOp(Operation *op) {
           reg(op->getOperand(0))});
     return success();
   };
-  auto texel = [&](Opcode code, Value image, Value layer, Value y, Value x) {
+  auto texel = [&](Opcode code, Value image, Value layer, Value y, Value x,
+                   int64_t imm = 0) {
     emit({code, 64, uint16_t(operandIndex(image)), -1, reg(layer), reg(y),
-          reg(x)});
+          reg(x), imm});
     return success();
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -691,11 +692,8 @@ LogicalResult KernelCompiler::emitOp(Operation *op) {
         return success();
       })
       .Case<LoadTexelOp>([&](LoadTexelOp l) {
-        if (failed(texel(Opcode::LoadTexel, l.getImage(), l.getLayer(),
-                         l.getY(), l.getX())))
-          return failure();
-        program.code.back().imm = l.getClampToEdge();
-        return success();
+        return texel(Opcode::LoadTexel, l.getImage(), l.getLayer(), l.getY(),
+                     l.getX(), l.getClampToEdge());
       })
       .Case<StoreTexelOp>([&](StoreTexelOp s) {
         return texel(Opcode::StoreTexel, s.getImage(), s.getLayer(), s.getY(),

@@ -284,16 +284,17 @@ std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
   return epilogue;
 }
 
+bool mlir::fbl::movesElementsOnly(Operation *op) {
+  return isa<RelayoutOp, ReshapeViewOp, TransposeViewOp,
+             tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+}
+
 TypedAttr mlir::fbl::initConstant(linalg::LinalgOp op) {
   if (isa<linalg::FillOp>(op) || op.getNumDpsInits() != 1)
     return {};
-  // A fill seen through ops that move elements without changing them (a
-  // view, a relayout: a zero fill shared by reductions of several layouts
-  // reaches some through a relayout) fills the init all the same.
   Value init = op.getDpsInitOperand(0)->get();
   while (Operation *def = init.getDefiningOp()) {
-    if (!isa<RelayoutOp, ReshapeViewOp, TransposeViewOp,
-             tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    if (!movesElementsOnly(def))
       break;
     init = def->getOperand(0);
   }

@@ -94,9 +94,15 @@ std::optional<::fbl::cost::KernelShape>
 planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
                      const GemmEpilogue &epilogue, TargetAttr target);
 
+/// Whether `op` moves its operand's elements without changing them (a
+/// view, a reshape, a relayout): a fill seen through it fills all the same.
+bool movesElementsOnly(Operation *op);
+
 /// The constant that `op`'s kernel starts its accumulators from instead of
 /// reading its init: the value of the `linalg.fill` of an `arith.constant`
-/// that produces the init. A zero-filled init is how linalg spells a fresh
+/// that produces the init, also through ops that move elements only (a
+/// zero fill shared by reductions of several layouts reaches some through
+/// a relayout). A zero-filled init is how linalg spells a fresh
 /// accumulator (`linalg.matmul outs(fill(0))`, sums); the kernel starts at
 /// the constant, reads no init and needs no fill kernel. Null when the init
 /// is anything else, or `op` is itself a fill.

@@ -483,8 +483,7 @@ struct LowerToKernelsPass
         // its own, nor does the relayout.
         llvm::DenseSet<Operation *> dead;
         for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-          if (isa<linalg::FillOp, RelayoutOp, ReshapeViewOp, TransposeViewOp,
-                  tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+          if ((isa<linalg::FillOp>(op) || movesElementsOnly(&op)) &&
               !fused.contains(&op) && !through.contains(&op) &&
               !sums.count(&op) && !epilogues.count(&op) &&
               isOpTriviallyDead(&op)) {
