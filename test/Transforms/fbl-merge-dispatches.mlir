@@ -241,3 +241,105 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", gemm_tile = [8, 2, 16
     return %p, %q, %r, %s : tensor<128x128xf32, #cp>, tensor<128x128xf32, #cp>, tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>
   }
 }
+
+// -----
+
+// Small kernels (fewer work-groups than the target's compute units) that
+// only the results read wait for the end of the step: @k1's row sums of %p
+// would run beside the tanh, @k2's after it, each nearly alone; deferred,
+// they share one launch after the tanh.
+// CHECK-LABEL: func.func @deferred
+// CHECK: fbl.dispatch @k0_generic
+// CHECK: math.tanh
+// CHECK: fbl.dispatch @k1_merged {{.*}}grid [256, 1, 1] workgroup [32, 1, 1]
+// CHECK-NOT: fbl.dispatch
+// CHECK: return
+#cp = #fbl.channel_packed<packed = 1>
+#v = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @deferred(%x: tensor<512x512xf32, #cp>, %p: tensor<512x512xf32, #cp>)
+      -> (tensor<512x512xf32, #cp>, tensor<512xf32, #v>, tensor<512xf32, #v>) {
+    %e0 = tensor.empty() : tensor<512x512xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<512x512xf32, #cp>) outs(%e0 : tensor<512x512xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<512x512xf32, #cp>
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<512xf32, #v>
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<512xf32, #v>) -> tensor<512xf32, #v>
+    %s1 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<512x512xf32, #cp>) outs(%z1 : tensor<512xf32, #v>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.addf %v, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<512xf32, #v>
+    %e2 = tensor.empty() : tensor<512xf32, #v>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<512xf32, #v>) -> tensor<512xf32, #v>
+    %s2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%a : tensor<512x512xf32, #cp>) outs(%z2 : tensor<512xf32, #v>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.addf %v, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<512xf32, #v>
+    return %a, %s1, %s2 : tensor<512x512xf32, #cp>, tensor<512xf32, #v>, tensor<512xf32, #v>
+  }
+}
+
+// -----
+
+// What a kernel that stays in place reads cannot wait: @k1's sums feed
+// @k2's scaling of tanh(%x), which fills the device, so @k1 stays before
+// it, beside the tanh (another work-group size: no merge).
+// CHECK-LABEL: func.func @feeds_a_large_kernel
+// CHECK: fbl.dispatch @k0_generic
+// CHECK: math.tanh
+// CHECK: fbl.dispatch @k1_generic
+// CHECK: fbl.dispatch @k2_generic
+// CHECK: fbl.dispatch @k3_generic
+// CHECK-NOT: fbl.dispatch
+// CHECK: return
+#cp = #fbl.channel_packed<packed = 1>
+#v = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @feeds_a_large_kernel(%x: tensor<512x512xf32, #cp>, %p: tensor<512x512xf32, #cp>)
+      -> (tensor<512x512xf32, #cp>, tensor<512x512xf32, #cp>, tensor<512xf32, #v>) {
+    %e0 = tensor.empty() : tensor<512x512xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<512x512xf32, #cp>) outs(%e0 : tensor<512x512xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<512x512xf32, #cp>
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<512xf32, #v>
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<512xf32, #v>) -> tensor<512xf32, #v>
+    %s1 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<512x512xf32, #cp>) outs(%z1 : tensor<512xf32, #v>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.addf %v, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<512xf32, #v>
+    %e2 = tensor.empty() : tensor<512x512xf32, #cp>
+    %b = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %s1 : tensor<512x512xf32, #cp>, tensor<512xf32, #v>) outs(%e2 : tensor<512x512xf32, #cp>) {
+    ^bb0(%v: f32, %s: f32, %o: f32):
+      %r = arith.mulf %v, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<512x512xf32, #cp>
+    %e3 = tensor.empty() : tensor<512xf32, #v>
+    %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<512xf32, #v>) -> tensor<512xf32, #v>
+    %s3 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%b : tensor<512x512xf32, #cp>) outs(%z3 : tensor<512xf32, #v>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.addf %v, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<512xf32, #v>
+    return %a, %b, %s3 : tensor<512x512xf32, #cp>, tensor<512x512xf32, #cp>, tensor<512xf32, #v>
+  }
+}

@@ -84,6 +84,10 @@ struct Launch {
   SmallVector<DispatchOp> members;
 };
 
+/// Tensors a deferred kernel reads or writes hold at most this many
+/// elements: deferring keeps what it reads alive until the step's end.
+constexpr int64_t kDeferredElements = int64_t(1) << 20;
+
 /// Work-items in one of `d`'s work-groups.
 int64_t groupSize(DispatchOp d) {
   ArrayRef<int64_t> w = d.getWorkgroup();
@@ -92,6 +96,64 @@ int64_t groupSize(DispatchOp d) {
 
 /// The kind a kernel's name carries (`k12_generic`: "generic").
 StringRef kindOf(DispatchOp d) { return d.getKernel().split('_').second; }
+
+/// Whether `d` is too small to fill the device (fewer work-groups than it
+/// has compute units) and touches only small tensors: such a kernel gains
+/// from running beside others, and keeping its inputs costs little.
+bool isSmall(DispatchOp d, int64_t computeUnits) {
+  ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
+  int64_t groups = 1;
+  for (int i = 0; i < 3; ++i)
+    groups *= llvm::divideCeil(grid[i], w[i]);
+  auto small = [](Value v) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    return type && type.hasStaticShape() &&
+           type.getNumElements() <= kDeferredElements;
+  };
+  return groups < computeUnits && llvm::all_of(d.getIns(), small) &&
+         llvm::all_of(d.getOuts(), small);
+}
+
+/// Kernels that can wait for the end of the step: small ones (isSmall)
+/// whose results only the function's results and other such kernels read,
+/// and that no later kernel they would move past writes what they touch or
+/// reads what they write. Each parameter's optimizer update, and the last
+/// stage of a bias or norm-weight gradient before it, is such a kernel: at
+/// the level its gradient is ready it runs nearly alone, at the end beside
+/// every other parameter's.
+llvm::DenseSet<Operation *> deferredKernels(Block &block, MemoryObjects &memory,
+                                            int64_t computeUnits) {
+  llvm::DenseSet<Operation *> deferred;
+  // What the kernels after the current one that stay in place touch.
+  llvm::DenseSet<int64_t> laterReads, laterWrites;
+  // Whether only the function's results and deferred kernels read `v`,
+  // directly or through views.
+  std::function<bool(Value)> readsWait = [&](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      if (isa<TransposeViewOp, ReshapeViewOp>(user))
+        return readsWait(user->getResult(0));
+      return isa<func::ReturnOp>(user) || deferred.contains(user);
+    });
+  };
+  SmallVector<DispatchOp> kernels(block.getOps<DispatchOp>());
+  for (DispatchOp d : llvm::reverse(kernels)) {
+    Access access(d, memory);
+    bool waits =
+        isSmall(d, computeUnits) && llvm::all_of(d->getResults(), readsWait) &&
+        llvm::none_of(access.reads,
+                      [&](int64_t r) { return laterWrites.contains(r); }) &&
+        llvm::none_of(access.writes, [&](int64_t w) {
+          return laterWrites.contains(w) || laterReads.contains(w);
+        });
+    if (waits) {
+      deferred.insert(d);
+      continue;
+    }
+    laterReads.insert(access.reads.begin(), access.reads.end());
+    laterWrites.insert(access.writes.begin(), access.writes.end());
+  }
+  return deferred;
+}
 
 /// What kernels must share to share a launch: the work-items of a
 /// work-group, and for GEMMs their kind and local memory. A merged kernel
@@ -357,19 +419,35 @@ struct MergeDispatchesPass
     // Levels: a kernel comes after the last writer of what it reads or
     // writes and the readers of what it writes, so kernels of one level
     // touch no memory object another of them writes.
+    // Small kernels that can wait are scheduled after all the others.
     MemoryObjects memory;
+    TargetAttr target = TargetAttr::lookup(func);
+    llvm::DenseSet<Operation *> deferred;
+    if (target)
+      deferred =
+          deferredKernels(block, memory, target.getExecution().computeUnits);
+    SmallVector<DispatchOp> order;
+    for (bool last : {false, true})
+      for (DispatchOp d : block.getOps<DispatchOp>())
+        if (deferred.contains(d) == last)
+          order.push_back(d);
+
     KeepAlone alone(func);
     llvm::DenseMap<int64_t, int64_t> lastWrite, lastRead;
     SmallVector<Launch> launches;
     std::map<std::pair<int64_t, std::string>, size_t> open;
-    for (DispatchOp d : block.getOps<DispatchOp>()) {
+    int64_t deepest = 0;
+    for (DispatchOp d : order) {
       Access access(d, memory);
-      int64_t level = 0;
+      // The deferred kernels' levels start after every other's.
+      int64_t level = deferred.contains(d) ? deepest : 0;
       for (int64_t r : access.reads)
         level = std::max(level, lastWrite.lookup(r));
       for (int64_t w : access.writes)
         level = std::max({level, lastWrite.lookup(w), lastRead.lookup(w)});
       ++level;
+      if (!deferred.contains(d))
+        deepest = std::max(deepest, level);
       for (int64_t r : access.reads)
         lastRead[r] = std::max(lastRead.lookup(r), level);
       for (int64_t w : access.writes) {

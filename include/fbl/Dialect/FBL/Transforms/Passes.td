@@ -626,6 +626,16 @@ def FBLMergeDispatchesPass
     one after another: bias and norm-weight gradient sums, the optimizer
     updates of the parameters, the attention heads' copies.
 
+    Small kernels wait for the end of the step where they can: those of
+    fewer work-groups than the target's compute units, whose tensors hold
+    at most 2^20 elements each, whose results only the function's results
+    and other waiting kernels read (directly or through views), and that no
+    kernel they move past writes what they touch or reads what they write.
+    Their levels start after every other kernel's, so the updates of a
+    model's biases and norm weights, which each come right after their
+    gradient, share a few launches at the end. Without a target nothing
+    waits.
+
     Memory is tensors before `fbl-plan-memory` (the training pipeline runs
     this pass there: the plan then follows the new schedule) and the plan's
     memory objects after it (reuse then orders kernels as well, and the plan
