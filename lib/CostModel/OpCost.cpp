@@ -143,7 +143,14 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
       Value v = m->getOperand(k->inputOperands[i]);
       if (members.contains(v.getDefiningOp()))
         continue;
-      fc::ReadCost r = readCost(*k, i);
+      // The row kernel runs one row (or one texel of packed rows) a
+      // work-group, however the member's own kernel would group its items:
+      // traced so, a cache line that spans two rows misses in each row's
+      // group, as it does on the device.
+      std::array<int64_t, 3> grid = fc::gridOf(*k);
+      fc::DeviceModel rowDevice = device;
+      rowDevice.preferredWorkgroup = {grid[1] > 1 ? grid[0] : 1, 1};
+      fc::ReadCost r = fc::readCost(*k, i, rowDevice);
       if (!read.insert(v.getAsOpaquePointer()).second)
         r.misses = 0;
       reads.push_back(r);
