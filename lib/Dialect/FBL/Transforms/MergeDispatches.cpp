@@ -10,8 +10,9 @@
 // follow), and the kernels of a level with one work-group size share a
 // launch. Small kernels that only the function's results wait for (a
 // bias's optimizer update) take levels after all the others, where they
-// meet each other instead of running alone beside their gradients. What a kernel must follow is decided on memory objects: tensors
-// before fbl-plan-memory (the training pipeline's place for this pass,
+// meet each other instead of running alone beside their gradients. What a
+// kernel must follow is decided on memory objects: tensors before
+// fbl-plan-memory (the training pipeline's place for this pass,
 // where the plan then follows the new schedule), the plan's objects after
 // it (where reuse orders kernels too, and the plan stays valid).
 //
