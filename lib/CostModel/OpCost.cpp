@@ -138,18 +138,18 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
     // A reduction's initial value is a constant the kernel starts from.
     bool reduction = m.getNumReductionLoops() > 0;
     reductions += reduction;
+    // The row kernel runs one row (or one texel of packed rows) a
+    // work-group, however the member's own kernel would group its items:
+    // traced so, a cache line that spans two rows misses in each row's
+    // group, as it does on the device.
+    std::array<int64_t, 3> grid = fc::gridOf(*k);
+    fc::DeviceModel rowDevice = device;
+    rowDevice.preferredWorkgroup = {grid[1] > 1 ? grid[0] : 1, 1};
     std::vector<fc::ReadCost> reads;
     for (unsigned i = 0; i < k->inputs.size(); ++i) {
       Value v = m->getOperand(k->inputOperands[i]);
       if (members.contains(v.getDefiningOp()))
         continue;
-      // The row kernel runs one row (or one texel of packed rows) a
-      // work-group, however the member's own kernel would group its items:
-      // traced so, a cache line that spans two rows misses in each row's
-      // group, as it does on the device.
-      std::array<int64_t, 3> grid = fc::gridOf(*k);
-      fc::DeviceModel rowDevice = device;
-      rowDevice.preferredWorkgroup = {grid[1] > 1 ? grid[0] : 1, 1};
       fc::ReadCost r = fc::readCost(*k, i, rowDevice);
       if (!read.insert(v.getAsOpaquePointer()).second)
         r.misses = 0;

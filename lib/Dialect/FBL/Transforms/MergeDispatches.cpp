@@ -100,20 +100,23 @@ int64_t groupSize(DispatchOp d) {
 /// The kind a kernel's name carries (`k12_generic`: "generic").
 StringRef kindOf(DispatchOp d) { return d.getKernel().split('_').second; }
 
+/// Work-groups of a kernel along x, y, z.
+std::array<int64_t, 3> groupsOf(DispatchOp d) {
+  ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
+  return {grid[0] / w[0], grid[1] / w[1], grid[2] / w[2]};
+}
+
 /// Whether `d` is too small to fill the device (fewer work-groups than it
 /// has compute units) and touches only small tensors: such a kernel gains
 /// from running beside others, and keeping its inputs costs little.
 bool isSmall(DispatchOp d, int64_t computeUnits) {
-  ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
-  int64_t groups = 1;
-  for (int i = 0; i < 3; ++i)
-    groups *= llvm::divideCeil(grid[i], w[i]);
+  auto [gx, gy, gz] = groupsOf(d);
   auto small = [](Value v) {
     auto type = dyn_cast<ShapedType>(v.getType());
     return type && type.hasStaticShape() &&
            type.getNumElements() <= kDeferredElements;
   };
-  return groups < computeUnits && llvm::all_of(d.getIns(), small) &&
+  return gx * gy * gz < computeUnits && llvm::all_of(d.getIns(), small) &&
          llvm::all_of(d.getOuts(), small);
 }
 
@@ -127,22 +130,17 @@ bool isSmall(DispatchOp d, int64_t computeUnits) {
 llvm::DenseSet<Operation *> deferredKernels(Block &block, MemoryObjects &memory,
                                             int64_t computeUnits) {
   llvm::DenseSet<Operation *> deferred;
-  // What the kernels after the current one that stay in place touch.
+  // What the kernels after the current one that stay in place touch, and
+  // the tensors they read (seen through views).
   llvm::DenseSet<int64_t> laterReads, laterWrites;
-  // Whether only the function's results and deferred kernels read `v`,
-  // directly or through views.
-  std::function<bool(Value)> readsWait = [&](Value v) {
-    return llvm::all_of(v.getUsers(), [&](Operation *user) {
-      if (isa<TransposeViewOp, ReshapeViewOp>(user))
-        return readsWait(user->getResult(0));
-      return isa<func::ReturnOp>(user) || deferred.contains(user);
-    });
-  };
+  llvm::DenseSet<Value> readByStaying;
   SmallVector<DispatchOp> kernels(block.getOps<DispatchOp>());
   for (DispatchOp d : llvm::reverse(kernels)) {
     Access access(d, memory);
     bool waits =
-        isSmall(d, computeUnits) && llvm::all_of(d->getResults(), readsWait) &&
+        isSmall(d, computeUnits) &&
+        llvm::none_of(d->getResults(),
+                      [&](Value r) { return readByStaying.contains(r); }) &&
         llvm::none_of(access.reads,
                       [&](int64_t r) { return laterWrites.contains(r); }) &&
         llvm::none_of(access.writes, [&](int64_t w) {
@@ -154,6 +152,8 @@ llvm::DenseSet<Operation *> deferredKernels(Block &block, MemoryObjects &memory,
     }
     laterReads.insert(access.reads.begin(), access.reads.end());
     laterWrites.insert(access.writes.begin(), access.writes.end());
+    for (Value in : d.getIns())
+      readByStaying.insert(viewedValue(in));
   }
   return deferred;
 }
@@ -237,12 +237,6 @@ struct MemberIds {
     op->erase();
   }
 };
-
-/// Work-groups of a member along x, y, z.
-std::array<int64_t, 3> groupsOf(DispatchOp d) {
-  ArrayRef<int64_t> grid = d.getGrid(), w = d.getWorkgroup();
-  return {grid[0] / w[0], grid[1] / w[1], grid[2] / w[2]};
-}
 
 /// Fills `region` of the merged kernel (its body, or variant i) with the
 /// members' same region, member by member: a member's work-groups follow
