@@ -1037,12 +1037,57 @@ bool mlir::fbl::takenByRowKernel(linalg::GenericOp op, int64_t rows,
       op->getNumResults() != 1)
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> rowRanges(ranges.begin(), ranges.end() - 1);
   AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
-  return llvm::any_of(op->getResult(0).getUses(), [&](OpOperand &use) {
+  AffineMap rowMap =
+      AffineMap::get(n - 1, 0, out.getResults(), op.getContext());
+  auto readsAtRow = [&](OpOperand &use, unsigned loops, ArrayRef<int64_t> r,
+                        AffineMap map, bool reduces) {
     auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
-    return reader && reader.isDpsInput(&use) && reader.getNumLoops() == n &&
-           reader.getNumParallelLoops() == n &&
-           reader.getStaticLoopRanges() == ranges &&
-           reader.getMatchingIndexingMap(&use) == out;
-  });
+    return reader && reader.isDpsInput(&use) && reader.getNumLoops() == loops &&
+           reader->getNumResults() == 1 &&
+           reader.getNumReductionLoops() == (reduces ? 1 : 0) &&
+           (!reduces || reader.getIteratorTypesArray().back() ==
+                            utils::IteratorType::reduction) &&
+           reader.getStaticLoopRanges() == r &&
+           reader.getMatchingIndexingMap(&use) == map;
+  };
+  // The sinks: elementwise ops over the same loops reading it along the row.
+  auto isSink = [&](OpOperand &use) {
+    return readsAtRow(use, n, ranges, out, false);
+  };
+  Operation *firstSink = nullptr;
+  for (OpOperand &use : op->getResult(0).getUses())
+    if (isSink(use) &&
+        (!firstSink || use.getOwner()->isBeforeInBlock(firstSink)))
+      firstSink = use.getOwner();
+  if (!firstSink)
+    return false;
+  // The kernel goes at its first sink and stores there the row values
+  // others read: the value and what row reductions and per-row scalar ops
+  // make of it at its row must be read nowhere before that sink. A
+  // cross-entropy's row maximum over a vocabulary feeds the loss in the
+  // forward pass and its only sink is the backward's softmax: no row
+  // kernel forms, and whole it was one work-item per 4 rows walking 30522
+  // logits (4.3 ms on the H200 for BERT-base at 2048 tokens).
+  SmallVector<Value> work = {op->getResult(0)};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *reader = use.getOwner();
+      if (isSink(use))
+        continue;
+      if (readsAtRow(use, n, ranges, out, true) ||
+          readsAtRow(use, n - 1, rowRanges, rowMap, false)) {
+        if (seen.insert(reader).second)
+          work.push_back(reader->getResult(0));
+        continue;
+      }
+      if (reader->getBlock() != firstSink->getBlock() ||
+          !firstSink->isBeforeInBlock(reader))
+        return false;
+    }
+  }
+  return true;
 }

@@ -128,3 +128,56 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
     return %y : tensor<1024x768xf32>
   }
 }
+
+// -----
+
+// A cross-entropy's row maximum (2048 tokens over a 4096-word vocabulary):
+// the forward pass's loss reads it through a per-row scalar op and a mean
+// over the rows, and its only elementwise reader is the backward's softmax
+// after the loss. A row kernel would go at that reader and store the
+// maximum there, after the loss has read it: none forms, so the maximum is
+// split as any long row.
+
+// CHECK-LABEL: func.func @read_before_its_row_kernel
+// CHECK:         tensor.expand_shape %arg0 {{.*}} {fbl.reduction_chunks} : tensor<2048x4096xf32>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#vec = affine_map<(i) -> (i)>
+#all = affine_map<(i) -> ()>
+module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
+  func.func @read_before_its_row_kernel(%x: tensor<2048x4096xf32>)
+      -> (tensor<f32>, tensor<2048x4096xf32>) {
+    %ninf = arith.constant 0xFF800000 : f32
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<2048xf32>
+    %m0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<2048xf32>) -> tensor<2048xf32>
+    %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<2048x4096xf32>) outs(%m0 : tensor<2048xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.maximumf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<2048xf32>
+    %t = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+        ins(%m : tensor<2048xf32>) outs(%re : tensor<2048xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.log %a : f32
+      linalg.yield %r : f32
+    } -> tensor<2048xf32>
+    %le = tensor.empty() : tensor<f32>
+    %l0 = linalg.fill ins(%zero : f32) outs(%le : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#vec, #all], iterator_types = ["reduction"]}
+        ins(%t : tensor<2048xf32>) outs(%l0 : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    %ye = tensor.empty() : tensor<2048x4096xf32>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %m : tensor<2048x4096xf32>, tensor<2048xf32>) outs(%ye : tensor<2048x4096xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<2048x4096xf32>
+    return %l, %y : tensor<f32>, tensor<2048x4096xf32>
+  }
+}

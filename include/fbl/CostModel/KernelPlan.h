@@ -178,8 +178,11 @@ matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
 /// (fbl-split-reductions leaves such rows whole): a reduction over its last
 /// loop, the others parallel, with at least `rowsPerUnit` rows (`rows`)
 /// per compute unit of `target`, that an elementwise op over the same loops
-/// reads back along the row (through the map it writes). Split, its row
-/// kernel's reductions would be kernels of their own.
+/// reads back along the row (through the map it writes), where nothing
+/// before the first such reader reads it or what row reductions and
+/// per-row scalar ops make of it at its row (the kernel, placed at that
+/// reader, stores them there). Split, its row kernel's reductions would be
+/// kernels of their own.
 bool takenByRowKernel(linalg::GenericOp op, int64_t rows, TargetAttr target,
                       int64_t rowsPerUnit);
 

@@ -424,8 +424,10 @@ def FBLSplitReductionsPass
            "Leave whole the reductions over a row's last loop that an "
            "elementwise op over the same rows reads back along the row, "
            "where there are enough rows per compute unit "
-           "(row-kernel-rows-per-unit): fbl-lower-to-kernels' row kernels "
-           "compute them">,
+           "(row-kernel-rows-per-unit) and nothing before that reader reads "
+           "them or what is made of them at their row (a loss before its "
+           "backward's softmax): fbl-lower-to-kernels' row kernels compute "
+           "them">,
     Option<"rowKernelRowsPerUnit", "row-kernel-rows-per-unit", "int64_t",
            /*default=*/"8",
            "With row-kernels, the rows per compute unit of the target from "
