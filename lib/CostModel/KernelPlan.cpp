@@ -794,10 +794,23 @@ mlir::fbl::matchRowGroups(Block &block,
       order.push_back(op.getResult(0));
     } else {
       // Over the row loops alone, reading row values of one row length: a
-      // per-row scalar op.
+      // per-row scalar op; but an op that reads some row value along its
+      // row is that value's elementwise reader. A LayerNorm's normalization
+      // reads its statistics so, and also the sum of a split-K product's
+      // two chunks (a "row" of 2 over its 1024 x 768 outputs): as a per-row
+      // scalar op of that sum it was no LayerNorm's reader.
+      bool alongRow = llvm::any_of(l.getDpsInputs(), [&](Value v) {
+        auto it = values.find(v);
+        return it != values.end() &&
+               it->second.rows.size() + 1 == ranges.size() &&
+               ArrayRef(ranges).drop_back() == ArrayRef(it->second.rows) &&
+               ranges.back() == it->second.length;
+      });
       std::optional<int64_t> length;
       bool scalar = false;
       for (Value v : l.getDpsInputs()) {
+        if (alongRow)
+          break;
         auto it = values.find(v);
         if (it == values.end() || it->second.rows != ranges)
           continue;
@@ -868,9 +881,8 @@ mlir::fbl::matchRowGroups(Block &block,
         users.push_back(use.getOwner());
     return users;
   };
-  // A row value read outside that the kernel cannot store, or that an op
-  // of a kernel reads from memory, is stored by a kernel of its own; then
-  // so are those only its kernel would have kept.
+  // A row value read outside that the kernel cannot store is stored by a
+  // kernel of its own; then so are those only its kernel would have kept.
   auto keepRowValues = [&] {
     for (bool changed = true; changed;) {
       changed = false;
@@ -878,10 +890,7 @@ mlir::fbl::matchRowGroups(Block &block,
         if (!values.count(v))
           continue;
         SmallVector<Operation *> users = outsideUsers(v);
-        if (users.empty() ||
-            (valueStorage(v) && llvm::none_of(users, [&](Operation *u) {
-               return roles.count(u);
-             })))
+        if (users.empty() || valueStorage(v))
           continue;
         values.erase(v);
         changed = true;
@@ -1006,6 +1015,60 @@ mlir::fbl::matchRowGroups(Block &block,
         values.erase(v);
       formed = false;
       break;
+    }
+    if (!formed)
+      continue;
+    // A member runs at its kernel's place and reads the row values it does
+    // not read at its row from memory: a kernel before its own must have
+    // computed and stored them (BERT's LayerNorm gradients read the forward
+    // statistics so). A value only a kernel from there on computes, or one
+    // that a kernel computes and something outside reads without it being
+    // stored, is stored by a kernel of its own.
+    llvm::DenseMap<Operation *, size_t> kernelOf;
+    for (auto [i, k] : llvm::enumerate(kernels))
+      for (Operation *m : k.members)
+        kernelOf.try_emplace(m, i);
+    // The kernel that stores each stored row value (the first).
+    llvm::DenseMap<Value, size_t> storedBy;
+    for (auto [i, k] : llvm::enumerate(kernels)) {
+      for (Value v : k.stores)
+        storedBy.try_emplace(v, i);
+      for (Operation *m : k.members)
+        for (Value v : cast<linalg::LinalgOp>(m).getDpsInputs()) {
+          Operation *def = v.getDefiningOp();
+          auto computed = kernelOf.find(def);
+          if (!values.count(v) || k.members.contains(def) ||
+              computed == kernelOf.end() || computed->second < i)
+            continue;
+          values.erase(v);
+          formed = false;
+        }
+      // What reads a value a kernel computes, at its row or not, without
+      // computing it too, reads memory: a kernel must have stored it, and
+      // the reader run after that kernel (a loss that reads the token count
+      // at its row, and whose kernel is not the count's).
+      for (Operation *m : k.members) {
+        Value r = m->getResult(0);
+        if (!values.count(r))
+          continue;
+        for (Operation *u : r.getUsers()) {
+          auto reader = kernelOf.find(u);
+          if (k.members.contains(u) ||
+              (reader != kernelOf.end() &&
+               kernels[reader->second].members.contains(m)))
+            continue;
+          auto store = storedBy.find(r);
+          if (store != storedBy.end() &&
+              (reader != kernelOf.end()
+                   ? reader->second > store->second
+                   : u->getBlock() == &block &&
+                         kernels[store->second].place->isBeforeInBlock(u)))
+            continue;
+          values.erase(r);
+          formed = false;
+          break;
+        }
+      }
     }
   }
 

@@ -347,14 +347,14 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // A sum read back along the row by one op and along the other dim by
 // another (over [12, 6]: its rows are columns there, which no row kernel
-// computing the sum holds): it is stored by a kernel of its own, and both
-// read it.
+// computing the sum holds): the row kernel of the first stores it, and the
+// second, after it, reads what it stored.
 
 // CHECK-LABEL: func.func @read_across(
-// CHECK:         fbl.dispatch @k0_generic
-// CHECK:         fbl.dispatch @k1_generic
-// CHECK:         fbl.dispatch @k2_generic
-// CHECK-NOT:     fbl.dispatch @k{{[0-9]+}}_rows
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k0_rows ins(%arg0 :
+// CHECK:         %[[T:.+]] = fbl.dispatch @k1_generic ins(%arg0, %[[K]]#1 :
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]#0, %[[T]]
 #p1 = #fbl.channel_packed<packed = 1>
 #p0 = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>
@@ -496,5 +496,103 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
       linalg.yield %r : f32
     } -> tensor<12xf32, #p0>
     return %y, %mu : tensor<12xf32, #p0>, tensor<f32, #p0>
+  }
+}
+
+// -----
+
+// The sum of a split-K product's two chunks is a reduction over a "row" of
+// 2 for each output element; the op that adds it to the normalization's
+// statistic reads a row value along its row (the statistic) and is its
+// elementwise reader, not a per-row op of the chunks' sum: the statistic
+// and its reader are one row kernel after the sum's own kernel.
+
+// CHECK-LABEL: func.func @chunk_sum_then_norm(
+// CHECK:         %[[C:.+]] = fbl.dispatch @k{{[0-9]+}}_generic ins(%arg0 :
+// CHECK:         %[[K:.+]] = fbl.dispatch @k{{[0-9]+}}_rows ins(%[[C]] :
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]
+#p1 = #fbl.channel_packed<packed = 1>
+#p2 = #fbl.channel_packed<packed = 2>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#chunk = affine_map<(i, j, c) -> (c, i, j)>
+#out = affine_map<(i, j, c) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @chunk_sum_then_norm(%p: tensor<2x6x12xf32, #p2>) -> tensor<6x12xf32, #p1> {
+    %zero = arith.constant 0.0 : f32
+    %ce = tensor.empty() : tensor<6x12xf32, #p1>
+    %c0 = linalg.fill ins(%zero : f32) outs(%ce : tensor<6x12xf32, #p1>) -> tensor<6x12xf32, #p1>
+    %c = linalg.generic {indexing_maps = [#chunk, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%p : tensor<2x6x12xf32, #p2>) outs(%c0 : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%c : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ce : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    return %y : tensor<6x12xf32, #p1>
+  }
+}
+
+// -----
+
+// A statistic that a later reduction over the rows reads from memory (a
+// norm's weight gradient reads the forward's statistics so): the row
+// kernel stores it, and the later reduction reads what it stored.
+
+// CHECK-LABEL: func.func @statistic_read_by_a_later_reduction(
+// CHECK:         %[[K:.+]]:2 = fbl.dispatch @k{{[0-9]+}}_rows ins(%arg0 :
+// CHECK:         %[[G:.+]] = fbl.dispatch @k{{[0-9]+}}_generic ins(%arg0, %[[K]]#1 :
+// CHECK-NOT:     fbl.dispatch
+// CHECK:         return %[[K]]#0, %[[G]]
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#xt = affine_map<(j, i) -> (i, j)>
+#st = affine_map<(j, i) -> (i)>
+#col = affine_map<(j, i) -> (j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @statistic_read_by_a_later_reduction(%x: tensor<6x12xf32, #p1>) -> (tensor<6x12xf32, #p1>, tensor<12xf32, #p0>) {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<6xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<6xf32, #p0>) -> tensor<6xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<6x12xf32, #p1>) outs(%s0 : tensor<6xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<6xf32, #p0>
+    %ye = tensor.empty() : tensor<6x12xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%ye : tensor<6x12xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<6x12xf32, #p1>
+    %ge = tensor.empty() : tensor<12xf32, #p0>
+    %g0 = linalg.fill ins(%zero : f32) outs(%ge : tensor<12xf32, #p0>) -> tensor<12xf32, #p0>
+    %g = linalg.generic {indexing_maps = [#xt, #st, #col], iterator_types = ["parallel", "reduction"]}
+        ins(%x, %s : tensor<6x12xf32, #p1>, tensor<6xf32, #p0>) outs(%g0 : tensor<12xf32, #p0>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<12xf32, #p0>
+    return %y, %g : tensor<6x12xf32, #p1>, tensor<12xf32, #p0>
   }
 }

@@ -114,3 +114,54 @@ func.func @identity_reshape_view_folds(%x: tensor<8x4xf32, #cp>) -> tensor<8x4xf
   %0 = fbl.reshape_view %x [[0], [1]] : tensor<8x4xf32, #cp> -> tensor<8x4xf32, #cp>
   return %0 : tensor<8x4xf32, #cp>
 }
+
+// -----
+
+// A keepdim's zeros reshaped and relaid out, as the layout search leaves a
+// norm's statistics' init: one fill in the last layout, which the
+// reductions then start from without reading it.
+#cp0 = #fbl.channel_packed<packed = 0>
+
+// CHECK-LABEL: func.func @relayout_of_a_view_of_fill_is_a_fill
+// CHECK-NEXT: %[[C:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<1024xf32, #fbl.channel_packed<packed = 0>>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill {fbl.phase = "forward"} ins(%[[C]] : f32) outs(%[[E]] :
+// CHECK-NEXT: return %[[F]]
+func.func @relayout_of_a_view_of_fill_is_a_fill() -> tensor<1024xf32, #cp0> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024x1xf32, #fbl.buffer>
+  %f = linalg.fill {fbl.phase = "forward"} ins(%c : f32) outs(%e : tensor<1024x1xf32, #fbl.buffer>) -> tensor<1024x1xf32, #fbl.buffer>
+  %v = fbl.reshape_view %f [[0, 1]] : tensor<1024x1xf32, #fbl.buffer> -> tensor<1024xf32, #fbl.buffer>
+  %0 = fbl.relayout %v : tensor<1024xf32, #fbl.buffer> to tensor<1024xf32, #cp0>
+  return %0 : tensor<1024xf32, #cp0>
+}
+
+// -----
+
+#rt = #fbl.rtile<tile = [4, 4], packed = 1, intra = rows_on_x>
+#rtt = #fbl.rtile<tile = [4, 4], packed = 0, inter = col_major>
+
+// CHECK-LABEL: func.func @transpose_view_of_fill_is_a_fill
+// CHECK-NOT: fbl.transpose_view
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<16x8xf32, #fbl.rtile<tile = [4, 4], packed = 0, inter = col_major>>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] :
+// CHECK-NEXT: return %[[F]]
+func.func @transpose_view_of_fill_is_a_fill() -> tensor<16x8xf32, #rtt> {
+  %c = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32, #rt>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<8x16xf32, #rt>) -> tensor<8x16xf32, #rt>
+  %0 = fbl.transpose_view %f, [1, 0] : tensor<8x16xf32, #rt> -> tensor<16x8xf32, #rtt>
+  return %0 : tensor<16x8xf32, #rtt>
+}
+
+// -----
+
+// A view of a fill into an argument addresses the argument: it stays.
+// CHECK-LABEL: func.func @view_of_fill_into_an_argument_stays
+// CHECK: fbl.reshape_view
+func.func @view_of_fill_into_an_argument_stays(%x: tensor<1024x1xf32, #fbl.buffer>) -> tensor<1024xf32, #fbl.buffer> {
+  %c = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%c : f32) outs(%x : tensor<1024x1xf32, #fbl.buffer>) -> tensor<1024x1xf32, #fbl.buffer>
+  %v = fbl.reshape_view %f [[0, 1]] : tensor<1024x1xf32, #fbl.buffer> -> tensor<1024xf32, #fbl.buffer>
+  return %v : tensor<1024xf32, #fbl.buffer>
+}

@@ -79,21 +79,26 @@ OpFoldResult RelayoutOp::fold(FoldAdaptor) {
 }
 
 namespace {
-/// A relayout of a constant fill of a fresh tensor is that fill in the
-/// result's layout: there is nothing to move.
-struct RelayoutOfFill : OpRewritePattern<RelayoutOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RelayoutOp op,
+/// An op that only moves elements (a relayout, a view) of a constant fill of
+/// a fresh tensor is that fill in its result's type: there is nothing to
+/// move or address. A keepdim's [N, 1] zeros reshaped to [N] and relayouted
+/// were the init of BERT-base's LayerNorm statistics: a fill kernel and a
+/// relayout kernel ran, and the statistics, whose init was no longer a
+/// constant when they were lowered, read it and formed no row kernel.
+template <typename OpTy> struct MovedFill : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    auto fill = op.getSource().getDefiningOp<linalg::FillOp>();
-    if (!fill ||
-        !fill.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>())
+    auto fill = op.getSource().template getDefiningOp<linalg::FillOp>();
+    if (!fill || !fill.getDpsInitOperand(0)
+                      ->get()
+                      .template getDefiningOp<tensor::EmptyOp>())
       return rewriter.notifyMatchFailure(op, "not a fill of a fresh tensor");
     RankedTensorType type = op.getType();
     Value empty =
         tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
                                 type.getElementType(), type.getEncoding());
-    auto refill = rewriter.replaceOpWithNewOp<linalg::FillOp>(
+    auto refill = rewriter.template replaceOpWithNewOp<linalg::FillOp>(
         op, ValueRange{fill.value()}, ValueRange{empty});
     // The fill's phase and class (fbl-classify-ops) stay with it.
     refill->setDiscardableAttrs(fill->getDiscardableAttrDictionary());
@@ -104,7 +109,7 @@ struct RelayoutOfFill : OpRewritePattern<RelayoutOp> {
 
 void RelayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                              MLIRContext *context) {
-  results.add<RelayoutOfFill>(context);
+  results.add<MovedFill<RelayoutOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -182,6 +187,11 @@ OpFoldResult TransposeViewOp::fold(FoldAdaptor) {
   return {};
 }
 
+void TransposeViewOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                  MLIRContext *context) {
+  results.add<MovedFill<TransposeViewOp>>(context);
+}
+
 //===----------------------------------------------------------------------===//
 // ReshapeViewOp
 //===----------------------------------------------------------------------===//
@@ -250,6 +260,11 @@ OpFoldResult ReshapeViewOp::fold(FoldAdaptor) {
   if (getSource().getType() == getType())
     return getSource();
   return {};
+}
+
+void ReshapeViewOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                MLIRContext *context) {
+  results.add<MovedFill<ReshapeViewOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -47,7 +47,8 @@ def FBL_TransposeViewOp : FBL_Op<"transpose_view", [Pure]> {
     (result dim `i` is source dim `permutation[i]`, as in `linalg.transpose`;
     see `fbl::layout::Permutation`) as a change of coordinates: the result
     addresses the source's texels through the composed layout, which the
-    result encoding must equal. No kernel runs.
+    result encoding must equal. No kernel runs. A view of a constant fill of
+    a fresh tensor canonicalizes to that fill in the result's type.
 
     ```mlir
     %t = fbl.transpose_view %x, [1, 0]
@@ -68,6 +69,7 @@ def FBL_TransposeViewOp : FBL_Op<"transpose_view", [Pure]> {
   ];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def FBL_ReshapeViewOp : FBL_Op<"reshape_view", [Pure]> {
@@ -77,7 +79,10 @@ def FBL_ReshapeViewOp : FBL_Op<"reshape_view", [Pure]> {
     from the ranks; `reassociation` groups the dims of the larger shape)
     whose tiles and texels stay whole, as a change of coordinates. The
     result encoding must equal the composed layout. Reshapes that would
-    split a tile or a texel are rejected: they need an `fbl.relayout`.
+    split a tile or a texel are rejected: they need an `fbl.relayout`. A
+    view of a constant fill of a fresh tensor canonicalizes to that fill in
+    the result's type (a keepdim's zeros become a row reduction's constant
+    init).
 
     Splitting hidden into heads with head_dim % 4 == 0:
 
@@ -104,6 +109,7 @@ def FBL_ReshapeViewOp : FBL_Op<"reshape_view", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
