@@ -1018,56 +1018,40 @@ mlir::fbl::matchRowGroups(Block &block,
     }
     if (!formed)
       continue;
-    // A member runs at its kernel's place and reads the row values it does
-    // not read at its row from memory: a kernel before its own must have
-    // computed and stored them (BERT's LayerNorm gradients read the forward
-    // statistics so). A value only a kernel from there on computes, or one
-    // that a kernel computes and something outside reads without it being
-    // stored, is stored by a kernel of its own.
-    llvm::DenseMap<Operation *, size_t> kernelOf;
-    for (auto [i, k] : llvm::enumerate(kernels))
-      for (Operation *m : k.members)
-        kernelOf.try_emplace(m, i);
-    // The kernel that stores each stored row value (the first).
+    // Members run at their kernel's place. An op that reads a row value a
+    // kernel computes, where the kernel it runs in does not compute it too
+    // (a LayerNorm's weight gradient reading the forward statistics; a loss
+    // reading the token count at its row outside the count's kernel),
+    // reads memory: a kernel before every kernel it runs in, or before the
+    // op itself where it runs in none, must have stored the value. Where
+    // none did, the value is stored by a kernel of its own and the kernels
+    // are formed again.
+    llvm::DenseMap<Operation *, SmallVector<size_t, 2>> kernelsOf;
     llvm::DenseMap<Value, size_t> storedBy;
     for (auto [i, k] : llvm::enumerate(kernels)) {
+      for (Operation *m : k.members)
+        kernelsOf[m].push_back(i);
       for (Value v : k.stores)
         storedBy.try_emplace(v, i);
-      for (Operation *m : k.members)
-        for (Value v : cast<linalg::LinalgOp>(m).getDpsInputs()) {
-          Operation *def = v.getDefiningOp();
-          auto computed = kernelOf.find(def);
-          if (!values.count(v) || k.members.contains(def) ||
-              computed == kernelOf.end() || computed->second < i)
-            continue;
-          values.erase(v);
-          formed = false;
-        }
-      // What reads a value a kernel computes, at its row or not, without
-      // computing it too, reads memory: a kernel must have stored it, and
-      // the reader run after that kernel (a loss that reads the token count
-      // at its row, and whose kernel is not the count's).
-      for (Operation *m : k.members) {
-        Value r = m->getResult(0);
-        if (!values.count(r))
-          continue;
-        for (Operation *u : r.getUsers()) {
-          auto reader = kernelOf.find(u);
-          if (k.members.contains(u) ||
-              (reader != kernelOf.end() &&
-               kernels[reader->second].members.contains(m)))
-            continue;
-          auto store = storedBy.find(r);
-          if (store != storedBy.end() &&
-              (reader != kernelOf.end()
-                   ? reader->second > store->second
-                   : u->getBlock() == &block &&
-                         kernels[store->second].place->isBeforeInBlock(u)))
-            continue;
-          values.erase(r);
-          formed = false;
-          break;
-        }
+    }
+    for (Operation *def : llvm::make_first_range(kernelsOf)) {
+      Value r = def->getResult(0);
+      if (!values.count(r))
+        continue;
+      auto store = storedBy.find(r);
+      bool read = llvm::all_of(r.getUsers(), [&](Operation *u) {
+        auto runs = kernelsOf.find(u);
+        if (runs == kernelsOf.end())
+          return store != storedBy.end() && u->getBlock() == &block &&
+                 kernels[store->second].place->isBeforeInBlock(u);
+        return llvm::all_of(runs->second, [&](size_t i) {
+          return kernels[i].members.contains(def) ||
+                 (store != storedBy.end() && store->second < i);
+        });
+      });
+      if (!read) {
+        values.erase(r);
+        formed = false;
       }
     }
   }
