@@ -260,7 +260,7 @@ LogicalResult Selection::build() {
                    llvm::any_of(v.getUsers(), [](Operation *user) {
                      return isa<scf::ForOp>(user);
                    });
-    if (!isa<FloatType>(type.getElementType()) || scatter) {
+    if (livesInBuffers(type.getElementType()) || scatter) {
       if (!fitEncodingToLimits(type, buffer, limits))
         return mlir::emitError(v.getLoc(),
                                "fbl-select-layouts: a tensor of type ")

@@ -141,6 +141,10 @@ LayoutEncodingAttrInterface mlir::fbl::getLayoutEncoding(Type type) {
   return dyn_cast_or_null<LayoutEncodingAttrInterface>(tensor.getEncoding());
 }
 
+bool mlir::fbl::livesInBuffers(Type elementType) {
+  return !isa<FloatType>(elementType);
+}
+
 unsigned mlir::fbl::getElementBytes(Type elementType) {
   if (!elementType.isIntOrIndexOrFloat() || elementType.isIndex())
     return 8; // index and other element types travel as 64-bit values

@@ -67,6 +67,11 @@ FailureOr<Attribute> getReshapedEncoding(
 /// a byte).
 unsigned getElementBytes(Type elementType);
 
+/// Whether tensors of `elementType` live in buffers whatever the layout
+/// selection prefers: images hold floats only (labels and token ids are
+/// integers).
+bool livesInBuffers(Type elementType);
+
 /// `type` with its encoding replaced by `encoding`.
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
 
