@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include <unistd.h>
 
@@ -516,4 +517,83 @@ cl_program fbl::runtime::buildProgram(cl_context context,
     }
   }
   return program;
+}
+
+std::vector<std::string>
+fbl::runtime::splitKernelSource(const std::string &source, unsigned parts) {
+  // Where each function begins: its constant tables' first line, else its
+  // `__kernel` line (a line of the top level starts with either).
+  std::vector<size_t> starts;
+  bool inTables = false;
+  for (size_t at = 0; at < source.size();) {
+    std::string_view line(source.data() + at,
+                          std::min(source.find('\n', at), source.size()) - at);
+    bool table = line.rfind("__constant ", 0) == 0 &&
+                 line.rfind("__constant sampler_t", 0) != 0;
+    bool kernel = line.rfind("__kernel ", 0) == 0;
+    if ((table || kernel) && !inTables)
+      starts.push_back(at);
+    inTables = table || (inTables && !kernel);
+    at += line.size() + 1;
+  }
+  if (parts < 2 || starts.empty())
+    return {source};
+  std::string preamble = source.substr(0, starts.front());
+  starts.push_back(source.size());
+  std::vector<std::string> out;
+  size_t from = starts.front();
+  for (size_t i = 1; i < starts.size(); ++i) {
+    // Close the part once it holds its share of what is left.
+    size_t left = parts - out.size();
+    size_t share = (source.size() - from + left - 1) / left;
+    if (starts[i] - from >= share || i + 1 == starts.size()) {
+      out.push_back(preamble + source.substr(from, starts[i] - from));
+      from = starts[i];
+    }
+  }
+  return out;
+}
+
+std::vector<cl_program> fbl::runtime::buildPrograms(cl_context context,
+                                                    const DeviceEntry &device,
+                                                    const std::string &source) {
+  constexpr size_t kPartBytes = size_t(1) << 20;
+  unsigned parts =
+      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  parts =
+      std::min<size_t>(parts, (source.size() + kPartBytes - 1) / kPartBytes);
+  if (const char *asked = std::getenv("FBL_PROGRAM_PARTS"); asked && *asked) {
+    char *end = nullptr;
+    long n = std::strtol(asked, &end, 10);
+    if (*end || n < 1 || n > 4096)
+      throw Error(std::string("FBL_PROGRAM_PARTS must be the number of "
+                              "programs to build kernels.cl as (1 to 4096), "
+                              "got '") +
+                  asked + "'");
+    parts = static_cast<unsigned>(n);
+  }
+  std::vector<std::string> sources = splitKernelSource(source, parts);
+  std::vector<cl_program> programs(sources.size(), nullptr);
+  std::vector<std::exception_ptr> errors(sources.size());
+  auto build = [&](size_t i) {
+    try {
+      programs[i] = buildProgram(context, device, sources[i]);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < sources.size(); ++i)
+    threads.emplace_back(build, i);
+  build(0);
+  for (std::thread &t : threads)
+    t.join();
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (errors[i]) {
+      for (cl_program p : programs)
+        if (p)
+          clReleaseProgram(p);
+      std::rethrow_exception(errors[i]);
+    }
+  return programs;
 }

@@ -125,6 +125,24 @@ std::string readFile(const std::filesystem::path &p);
 cl_program buildProgram(cl_context context, const DeviceEntry &device,
                         const std::string &source);
 
+/// `source` (a kernels.cl as fbl-translate writes it: a preamble of
+/// samplers and helpers, then kernel functions, each after the constant
+/// tables it reads) as at most `parts` sources of whole functions, of about
+/// equal size, each with the preamble: programs a driver compiles one at a
+/// time can then be compiled side by side. One part where there is no
+/// function or `parts` is below 2.
+std::vector<std::string> splitKernelSource(const std::string &source,
+                                           unsigned parts);
+
+/// The kernels.cl `source` built for `device` as programs compiled at once,
+/// one thread each (buildProgram's cache per part): a part per 1 MiB of
+/// source, at most as many as the host has hardware threads (at most 16);
+/// FBL_PROGRAM_PARTS=N asks for N. A Whisper-tiny step's 42 MB of OpenCL C
+/// was one program that the NVIDIA driver compiled for minutes on one core.
+std::vector<cl_program> buildPrograms(cl_context context,
+                                      const DeviceEntry &device,
+                                      const std::string &source);
+
 } // namespace fbl::runtime
 
 #endif // FBL_RUNTIME_BUNDLE_H

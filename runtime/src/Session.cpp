@@ -35,8 +35,8 @@ fbl_session::~fbl_session() {
   for (Memory &m : memories)
     if (m.mem)
       clReleaseMemObject(m.mem);
-  if (program)
-    clReleaseProgram(program);
+  for (cl_program p : programs)
+    clReleaseProgram(p);
   if (queue)
     clReleaseCommandQueue(queue);
   if (profilingQueue)
@@ -61,17 +61,20 @@ void fbl_session::open(const fs::path &dir, const char *selector) {
   check(err, "clCreateContext");
   queue = clCreateCommandQueue(context, device.device, 0, &err);
   check(err, "clCreateCommandQueue");
-  program = buildProgram(context, device, readFile(dir / "kernels.cl"));
+  programs = buildPrograms(context, device, readFile(dir / "kernels.cl"));
   for (size_t i = 0; i < kernels.size(); ++i) {
     Kernel &k = kernels[i];
     auto create = [&](const std::string &function) {
-      cl_kernel kernel = clCreateKernel(program, function.c_str(), &err);
-      if (err == CL_INVALID_KERNEL_NAME)
-        throw Error("manifest.json: kernel " + std::to_string(i) + " (" +
-                    k.name + "): kernels.cl has no function '" + function +
-                    "'");
-      check(err, "clCreateKernel(" + function + ")");
-      return kernel;
+      // The function is in one of the programs kernels.cl was built as.
+      for (cl_program program : programs) {
+        cl_kernel kernel = clCreateKernel(program, function.c_str(), &err);
+        if (err == CL_INVALID_KERNEL_NAME)
+          continue;
+        check(err, "clCreateKernel(" + function + ")");
+        return kernel;
+      }
+      throw Error("manifest.json: kernel " + std::to_string(i) + " (" + k.name +
+                  "): kernels.cl has no function '" + function + "'");
     };
     for (size_t c = 0; c <= k.variants.size(); ++c)
       k.candidates.push_back(create(k.candidateFunction(c)));

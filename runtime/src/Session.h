@@ -1,6 +1,6 @@
 //===- Session.h - A bundle opened on a device ------------------*- C++ -*-===//
 //
-// A session owns an OpenCL context, queue and program for one bundle, one
+// A session owns an OpenCL context, queue and programs for one bundle, one
 // memory object per manifest memory entry, and which inputs are set.
 //
 //===----------------------------------------------------------------------===//
@@ -25,7 +25,8 @@ struct fbl_session : fbl::runtime::Bundle {
   /// Profiled launches (fbl_session_run's profile), created when first
   /// needed; every use finishes before `queue` is used again.
   cl_command_queue profilingQueue = nullptr;
-  cl_program program = nullptr;
+  /// kernels.cl, built as one program or as several (buildPrograms).
+  std::vector<cl_program> programs;
   std::vector<bool> inputSet;
   /// Per output: whether train steps copy it into its input on the device.
   std::vector<bool> updateOnDevice;
