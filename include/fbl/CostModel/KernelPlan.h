@@ -128,6 +128,13 @@ struct ReductionCombiner {
 };
 std::optional<ReductionCombiner> matchReductionCombiner(linalg::LinalgOp op);
 
+/// A row kernel's work-group: at most this many work-items, each a texel of
+/// the row at a time.
+constexpr int64_t kRowKernelMaxGroupSize = 128;
+/// The most turns (texels of its row per pass) a work-item of a row kernel
+/// takes: longer rows are split by fbl-split-reductions (takenByRowKernel).
+constexpr int64_t kRowKernelMaxTurns = 16;
+
 /// Ops that one row kernel computes: reductions over the last loop of a row
 /// (a softmax's maximum and sum, a norm's statistics, a backward's sum of
 /// dy * y), the elementwise ops over the same rows that read them broadcast
@@ -177,7 +184,8 @@ matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
 /// Whether a row kernel will compute `op` whole, asked before layouts
 /// (fbl-split-reductions leaves such rows whole): a reduction over its last
 /// loop, the others parallel, with at least `rowsPerUnit` rows (`rows`)
-/// per compute unit of `target`, that an elementwise op over the same loops
+/// per compute unit of `target`, rows no longer than kRowKernelMaxTurns
+/// turns of a work-group, that an elementwise op over the same loops
 /// reads back along the row (through the map it writes), where nothing
 /// before the first such reader reads it or what row reductions and
 /// per-row scalar ops make of it at its row (the kernel, placed at that

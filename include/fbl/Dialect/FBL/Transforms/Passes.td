@@ -424,12 +424,14 @@ def FBLSplitReductionsPass
            "Leave whole the reductions over a row's last loop that an "
            "elementwise op over the same rows reads back along the row, "
            "where there are enough rows per compute unit "
-           "(row-kernel-rows-per-unit) and nothing before that reader reads "
+           "(row-kernel-rows-per-unit), rows of at most 8192 elements (16 "
+           "turns of a row kernel's work-group) and nothing before that "
+           "reader reads "
            "them or what is made of them at their row (a loss before its "
            "backward's softmax): fbl-lower-to-kernels' row kernels compute "
            "them">,
     Option<"rowKernelRowsPerUnit", "row-kernel-rows-per-unit", "int64_t",
-           /*default=*/"8",
+           /*default=*/"4",
            "With row-kernels, the rows per compute unit of the target from "
            "which such reductions stay whole (fewer, longer rows split)">,
   ];
