@@ -1088,8 +1088,8 @@ bool mlir::fbl::takenByRowKernel(linalg::GenericOp op, int64_t rows,
   // once per pass. Over BERT-base's 30522-word vocabulary (60 turns, 256
   // work-groups of 4 rows for 1024 tokens) the softmax's backward took
   // 0.31 ms on the H100, where split it took 0.18.
-  if (ranges.back() > kRowKernelMaxGroupSize * fl::kTexelChannels *
-                          kRowKernelMaxTurns)
+  if (ranges.back() >
+      kRowKernelMaxGroupSize * fl::kTexelChannels * kRowKernelMaxTurns)
     return false;
   SmallVector<int64_t> rowRanges(ranges.begin(), ranges.end() - 1);
   AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
