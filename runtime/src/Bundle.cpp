@@ -12,6 +12,7 @@
 #include "fbl/Layout/BundleManifest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -582,10 +583,18 @@ std::vector<cl_program> fbl::runtime::buildPrograms(cl_context context,
       errors[i] = std::current_exception();
     }
   };
+  // As many threads as the host runs at once, each taking the next part.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < sources.size();)
+      build(i);
+  };
+  size_t workers = std::min<size_t>(
+      sources.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < sources.size(); ++i)
-    threads.emplace_back(build, i);
-  build(0);
+  for (size_t t = 1; t < workers; ++t)
+    threads.emplace_back(work);
+  work();
   for (std::thread &t : threads)
     t.join();
   for (size_t i = 0; i < sources.size(); ++i)

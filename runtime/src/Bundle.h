@@ -134,11 +134,12 @@ cl_program buildProgram(cl_context context, const DeviceEntry &device,
 std::vector<std::string> splitKernelSource(const std::string &source,
                                            unsigned parts);
 
-/// The kernels.cl `source` built for `device` as programs compiled at once,
-/// one thread each (buildProgram's cache per part): a part per 1 MiB of
-/// source, at most as many as the host has hardware threads (at most 16);
-/// FBL_PROGRAM_PARTS=N asks for N. A Whisper-tiny step's 42 MB of OpenCL C
-/// was one program that the NVIDIA driver compiled for minutes on one core.
+/// The kernels.cl `source` built for `device` as programs compiled at once
+/// (buildProgram's cache per part), by as many threads as the host runs at
+/// once: a part per 1 MiB of source, at most as many as the host has
+/// hardware threads (at most 16); FBL_PROGRAM_PARTS=N asks for N. A
+/// Whisper-tiny step's 42 MB of OpenCL C was one program that the NVIDIA
+/// driver compiled for minutes on one core.
 std::vector<cl_program> buildPrograms(cl_context context,
                                       const DeviceEntry &device,
                                       const std::string &source);
