@@ -2,7 +2,7 @@
 //
 // Loading a bundle's manifest.json through the schema the compiler writes
 // (fbl/Layout/BundleManifest.h), checking every id it names, and building
-// kernels.cl with a binary cache.
+// kernels.cl with a binary cache, a large one as several programs at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -559,10 +559,9 @@ std::vector<cl_program> fbl::runtime::buildPrograms(cl_context context,
                                                     const DeviceEntry &device,
                                                     const std::string &source) {
   constexpr size_t kPartBytes = size_t(1) << 20;
-  unsigned parts =
-      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
-  parts =
-      std::min<size_t>(parts, (source.size() + kPartBytes - 1) / kPartBytes);
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned parts = std::min<size_t>(
+      std::min(threads, 16u), (source.size() + kPartBytes - 1) / kPartBytes);
   if (const char *asked = std::getenv("FBL_PROGRAM_PARTS"); asked && *asked) {
     char *end = nullptr;
     long n = std::strtol(asked, &end, 10);
@@ -589,13 +588,11 @@ std::vector<cl_program> fbl::runtime::buildPrograms(cl_context context,
     for (size_t i; (i = next++) < sources.size();)
       build(i);
   };
-  size_t workers = std::min<size_t>(
-      sources.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < workers; ++t)
-    threads.emplace_back(work);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < std::min<size_t>(sources.size(), threads); ++t)
+    workers.emplace_back(work);
   work();
-  for (std::thread &t : threads)
+  for (std::thread &t : workers)
     t.join();
   for (size_t i = 0; i < sources.size(); ++i)
     if (errors[i]) {

@@ -605,6 +605,9 @@ void mlir::fbl::emitOpenCLKernels(func::FuncOp func,
   os << "static inline float fbl_channel(float4 t, int c) {\n"
         "  return c == 0 ? t.x : c == 1 ? t.y : c == 2 ? t.z : t.w;\n"
         "}\n\n";
+  // libfbl_runtime cuts kernels.cl between these functions to build it as
+  // several programs (splitKernelSource): after the preamble, each function
+  // starts at the top level with its constant tables or its `__kernel` line.
   for (const auto &[name, text] : kernels.functions)
     os << text;
 }

@@ -79,7 +79,7 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Row reductions read back along the row stay whole for "
                      "a row kernel from this many rows per compute unit "
                      "(fbl-split-reductions)"),
-      llvm::cl::init(4)};
+      llvm::cl::init(FBLSplitReductionsPassOptions().rowKernelRowsPerUnit)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),
