@@ -795,9 +795,9 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", compute_units = 1, resid
 // table has columns: every access indexes the rows with the token's id, so
 // the rows split into chunks too (here 6 of one row; the grid rounded up to
 // whole work-groups). Each work-item copies its chunk's rows of its column,
-// then scans every token, reading and writing only the rows of its chunk:
-// an id outside (below zero too, compared unsigned) reads the chunk's first
-// row and writes nothing.
+// then scans every token: it loads the id and, only where the row is in its
+// chunk (an id below zero too is not, compared unsigned), the token's
+// update and the row, which it adds and stores back.
 
 // CHECK-LABEL: func.func @scatter_add_chunks(
 // CHECK:         fbl.dispatch @k0_scatter {{.*}} grid [4, 8, 1] workgroup [4, 4, 1]
@@ -818,15 +818,19 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", compute_units = 1, resid
 // CHECK:             scf.for
 // CHECK:               %[[ID:.+]] = fbl.load_element
 // CHECK-NEXT:          %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
-// CHECK:               %[[FROM:.+]] = arith.subi %[[ROW]], %[[CHUNK]] : index
+// CHECK-NEXT:          %[[FROM:.+]] = arith.subi %[[ROW]], %[[CHUNK]] : index
 // CHECK-NEXT:          %[[SIZE:.+]] = arith.subi %[[END]], %[[CHUNK]] : index
 // CHECK-NEXT:          %[[MINE:.+]] = arith.cmpi ult, %[[FROM]], %[[SIZE]] : index
-// CHECK-NEXT:          %[[AT:.+]] = arith.select %[[MINE]], %[[ROW]], %[[CHUNK]] : index
-// CHECK:               fbl.load_element %{{.+}}[%{{.+}}] : tensor<6x4xf32, #fbl.buffer>
-// CHECK:               %[[MINE2:.+]] = arith.cmpi ult
-// CHECK-NEXT:          arith.select %[[MINE2]], %[[ROW]], %[[CHUNK]] : index
-// CHECK-NEXT:          scf.if %[[MINE2]] {
-// CHECK:                 fbl.store_element
+// CHECK-NEXT:          scf.if %[[MINE]] {
+// CHECK-NOT:             arith.select
+// CHECK:                 fbl.load_texel
+// CHECK-NOT:             arith.select
+// CHECK:                 %[[OLD:.+]] = fbl.load_element %{{.+}}[%{{.+}}] : tensor<6x4xf32, #fbl.buffer>
+// CHECK-NEXT:            %[[NEW:.+]] = arith.addf %[[OLD]]
+// CHECK-NOT:             scf.if
+// CHECK:                 fbl.store_element %[[NEW]]
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
 
 #pc = #fbl.channel_packed<packed = 1>
 module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
