@@ -96,6 +96,9 @@ add_script("%recompute_property", "recompute_property.py", FBL_BIN, LLVM_BIN)
 # Random row groups (softmax, norms, reductions read back along the row) as
 # one row kernel each, against the oracle (test/lib/row_property.py).
 add_script("%row_property", "row_property.py", FBL_BIN, LLVM_BIN)
+# Random embedding steps, their table gradients scatter kernels of one or
+# many row chunks, against the oracle (test/lib/scatter_property.py).
+add_script("%scatter_property", "scatter_property.py", FBL_BIN, LLVM_BIN)
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")
