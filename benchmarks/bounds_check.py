@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A copy of a bundle whose kernels check their own accesses.
+
+  bounds_check.py BUNDLE OUT
+
+OUT gets BUNDLE's manifest and a kernels.cl in which every access that a
+driver may fault on, rather than clamp, goes through a check first: each
+element of a `__global` buffer argument (against the smallest memory any
+launch of the function passes there, from the manifest), each element of a
+`__local` array (against its declared size), each image read through
+`fbl_sampler` (CLK_ADDRESS_NONE: out of range is undefined) and each image
+write (against the image's size, layers too). A check that fails prints
+
+  FBL OOB <what> kernel#K ...
+
+(K indexes OUT/kernel-names.txt, one function a line, in kernels.cl's
+order) and skips the access. `fbl-run OUT --random-inputs 1 --iterations 1`
+on the device then names the kernel behind a faulted queue (OpenCL error
+-36 on NVIDIA's driver, where PoCL runs on). f32 images only
+(read_imagef/write_imagef).
+"""
+import json
+import os
+import re
+import shutil
+import sys
+
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "i64": 8, "i32": 4, "i1": 1}
+
+CHECKS = r"""
+static inline int fbl_chk(int i, int n, int k) {
+  if ((uint)i >= (uint)n) {
+    printf("FBL OOB element kernel#%d index %d of %d\n", k, i, n);
+    return 0;
+  }
+  return i;
+}
+__attribute__((overloadable)) void fbl_wr(__write_only image2d_t im, int2 c, float4 v, int k) {
+  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im)) {
+    printf("FBL OOB write kernel#%d (%d, %d) of %dx%d\n", k, c.x, c.y, get_image_width(im), get_image_height(im));
+    return;
+  }
+  write_imagef(im, c, v);
+}
+__attribute__((overloadable)) void fbl_wr(__write_only image2d_array_t im, int4 c, float4 v, int k) {
+  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im) ||
+      (uint)c.z >= (uint)get_image_array_size(im)) {
+    printf("FBL OOB write kernel#%d (%d, %d, %d) of %dx%dx%d\n", k, c.x, c.y, c.z,
+           get_image_width(im), get_image_height(im), (int)get_image_array_size(im));
+    return;
+  }
+  write_imagef(im, c, v);
+}
+__attribute__((overloadable)) float4 fbl_rd(__read_only image2d_t im, int2 c, int k) {
+  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im)) {
+    printf("FBL OOB read kernel#%d (%d, %d) of %dx%d\n", k, c.x, c.y, get_image_width(im), get_image_height(im));
+    return (float4)(0.0f);
+  }
+  return read_imagef(im, fbl_sampler, c);
+}
+__attribute__((overloadable)) float4 fbl_rd(__read_only image2d_array_t im, int4 c, int k) {
+  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im) ||
+      (uint)c.z >= (uint)get_image_array_size(im)) {
+    printf("FBL OOB read kernel#%d (%d, %d, %d) of %dx%dx%d\n", k, c.x, c.y, c.z,
+           get_image_width(im), get_image_height(im), (int)get_image_array_size(im));
+    return (float4)(0.0f);
+  }
+  return read_imagef(im, fbl_sampler, c);
+}
+"""
+
+
+def buffer_sizes(manifest):
+    """Function -> argument position -> elements of the smallest buffer
+    any of its launches passes there."""
+    memory = {m["id"]: m for m in manifest["memory"]}
+    sizes = {}
+    for launch in manifest["kernels"]:
+        function = launch.get("function", launch["name"])
+        for i, arg in enumerate(launch["args"]):
+            m = memory.get(arg.get("memory"))
+            if m and m["storage"] == "buffer":
+                n = m["bytes"] // ELEMENT_BYTES.get(m["dtype"], 4)
+                at = sizes.setdefault(function, {})
+                at[i] = min(at.get(i, n), n)
+    return sizes
+
+
+def checked(body, k, limits):
+    """`body` (one kernel function) with its accesses checked."""
+    head = body.index("{")
+    out = []
+    for line in body[head:].split("\n"):
+        if limits and "__local " not in line:  # not the declarations
+            line = re.sub(r"\b(" + "|".join(map(re.escape, limits)) + r")\[([^\[\]]+)\]",
+                          lambda m: f"{m.group(1)}[fbl_chk({m.group(2)}, "
+                                    f"{limits[m.group(1)]}, {k})]", line)
+        line = re.sub(r"write_imagef\(([^;]*)\);",
+                      lambda m: f"fbl_wr({m.group(1)}, {k});", line)
+        line = re.sub(r"read_imagef\((\w+), fbl_sampler, ([^;]*)\)",
+                      lambda m: f"fbl_rd({m.group(1)}, {m.group(2)}, {k})", line)
+        out.append(line)
+    return body[:head] + "\n".join(out)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    bundle, out = argv[1], argv[2]
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    with open(os.path.join(bundle, "kernels.cl")) as f:
+        src = f.read()
+    sizes = buffer_sizes(manifest)
+    starts = [m.start() for m in re.finditer(r"^__kernel void \w+\(", src, re.M)]
+    if not starts:
+        sys.exit(f"bounds_check.py: no kernel in {bundle}/kernels.cl")
+    names, pieces = [], []
+    for k, start in enumerate(starts):
+        body = src[start:starts[k + 1] if k + 1 < len(starts) else len(src)]
+        name = re.match(r"__kernel void (\w+)\(", body).group(1)
+        params = body[body.index("(") + 1:body.index(")")].split(",")
+        args = [p.strip().split()[-1].lstrip("*") for p in params]
+        limits = {v: int(n) for v, n in re.findall(r"__local \w+ (v\d+)\[(\d+)\]", body)}
+        limits.update({args[i]: n for i, n in sizes.get(name, {}).items()})
+        names.append(name)
+        pieces.append(checked(body, k, limits))
+    os.makedirs(out, exist_ok=True)
+    # The checks end the preamble (after fbl_sampler, before the first
+    # kernel's constant tables), which libfbl_runtime copies into each part
+    # of a kernels.cl it builds in parts.
+    first = re.search(r"^(__kernel |__constant (?!sampler_t))", src, re.M).start()
+    with open(os.path.join(out, "kernels.cl"), "w") as f:
+        f.write(src[:first] + CHECKS.lstrip() + "\n" + src[first:starts[0]] +
+                "".join(pieces))
+    with open(os.path.join(out, "kernel-names.txt"), "w") as f:
+        f.write("\n".join(names) + "\n")
+    shutil.copy(os.path.join(bundle, "manifest.json"), os.path.join(out, "manifest.json"))
+    print(f"{len(names)} kernels checked in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
