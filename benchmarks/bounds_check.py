@@ -35,38 +35,6 @@ static inline int fbl_chk(int i, int n, int k) {
   }
   return i;
 }
-__attribute__((overloadable)) void fbl_wr(__write_only image2d_t im, int2 c, float4 v, int k) {
-  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im)) {
-    printf("FBL OOB write kernel#%d (%d, %d) of %dx%d\n", k, c.x, c.y, get_image_width(im), get_image_height(im));
-    return;
-  }
-  write_imagef(im, c, v);
-}
-__attribute__((overloadable)) void fbl_wr(__write_only image2d_array_t im, int4 c, float4 v, int k) {
-  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im) ||
-      (uint)c.z >= (uint)get_image_array_size(im)) {
-    printf("FBL OOB write kernel#%d (%d, %d, %d) of %dx%dx%d\n", k, c.x, c.y, c.z,
-           get_image_width(im), get_image_height(im), (int)get_image_array_size(im));
-    return;
-  }
-  write_imagef(im, c, v);
-}
-__attribute__((overloadable)) float4 fbl_rd(__read_only image2d_t im, int2 c, int k) {
-  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im)) {
-    printf("FBL OOB read kernel#%d (%d, %d) of %dx%d\n", k, c.x, c.y, get_image_width(im), get_image_height(im));
-    return (float4)(0.0f);
-  }
-  return read_imagef(im, fbl_sampler, c);
-}
-__attribute__((overloadable)) float4 fbl_rd(__read_only image2d_array_t im, int4 c, int k) {
-  if ((uint)c.x >= (uint)get_image_width(im) || (uint)c.y >= (uint)get_image_height(im) ||
-      (uint)c.z >= (uint)get_image_array_size(im)) {
-    printf("FBL OOB read kernel#%d (%d, %d, %d) of %dx%dx%d\n", k, c.x, c.y, c.z,
-           get_image_width(im), get_image_height(im), (int)get_image_array_size(im));
-    return (float4)(0.0f);
-  }
-  return read_imagef(im, fbl_sampler, c);
-}
 """
 
 
@@ -86,6 +54,25 @@ def buffer_sizes(manifest):
     return sizes
 
 
+def image_check(image, vector, coords, k, access, what):
+    """`access` of `image` at `coords` where they lie inside it, else a
+    printed line. Checked in the kernel itself: helper functions taking an
+    image (queried with get_image_width there) reported coordinates their
+    callers never passed on PoCL."""
+    size = (f"get_image_width({image}), get_image_height({image})" +
+            (f", (int)get_image_array_size({image})" if vector == "int4" else ""))
+    inside = (f"(uint)fbl_c.x < (uint)get_image_width({image}) && "
+              f"(uint)fbl_c.y < (uint)get_image_height({image})" +
+              (f" && (uint)fbl_c.z < (uint)get_image_array_size({image})"
+               if vector == "int4" else ""))
+    shape = "%dx%dx%d" if vector == "int4" else "%dx%d"
+    coord = "(%d, %d, %d)" if vector == "int4" else "(%d, %d)"
+    parts = "fbl_c.x, fbl_c.y, fbl_c.z" if vector == "int4" else "fbl_c.x, fbl_c.y"
+    return (f"{{ {vector} fbl_c = ({vector}){coords}; if ({inside}) {{ {access} }} "
+            f"else printf(\"FBL OOB {what} kernel#%d {coord} of {shape}\\n\", "
+            f"{k}, {parts}, {size}); }}")
+
+
 def checked(body, k, limits):
     """`body` (one kernel function) with its accesses checked."""
     head = body.index("{")
@@ -95,10 +82,15 @@ def checked(body, k, limits):
             line = re.sub(r"\b(" + "|".join(map(re.escape, limits)) + r")\[([^\[\]]+)\]",
                           lambda m: f"{m.group(1)}[fbl_chk({m.group(2)}, "
                                     f"{limits[m.group(1)]}, {k})]", line)
-        line = re.sub(r"write_imagef\(([^;]*)\);",
-                      lambda m: f"fbl_wr({m.group(1)}, {k});", line)
-        line = re.sub(r"read_imagef\((\w+), fbl_sampler, ([^;]*)\)",
-                      lambda m: f"fbl_rd({m.group(1)}, {m.group(2)}, {k})", line)
+        line = re.sub(r"write_imagef\((\w+), \((int[24])\)(\([^;]*\)), (\w+)\);",
+                      lambda m: image_check(m.group(1), m.group(2), m.group(3), k,
+                                            f"write_imagef({m.group(1)}, fbl_c, {m.group(4)});",
+                                            "write"), line)
+        line = re.sub(r"float4 (\w+) = read_imagef\((\w+), fbl_sampler, \((int[24])\)(\([^;]*\))\);",
+                      lambda m: f"float4 {m.group(1)} = (float4)(0.0f); " + image_check(
+                          m.group(2), m.group(3), m.group(4), k,
+                          f"{m.group(1)} = read_imagef({m.group(2)}, fbl_sampler, fbl_c);",
+                          "read"), line)
         out.append(line)
     return body[:head] + "\n".join(out)
 
