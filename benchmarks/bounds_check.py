@@ -16,8 +16,9 @@ write (against the image's size, layers too). A check that fails prints
 (K indexes OUT/kernel-names.txt, one function a line, in kernels.cl's
 order) and skips the access. `fbl-run OUT --random-inputs 1 --iterations 1`
 on the device then names the kernel behind a faulted queue (OpenCL error
--36 on NVIDIA's driver, where PoCL runs on). f32 images only
-(read_imagef/write_imagef).
+-36 on NVIDIA's driver); it runs on PoCL too. f32 images only
+(read_imagef/write_imagef). The image checks sit in the kernels
+themselves, not in helper functions.
 """
 import json
 import os
@@ -55,22 +56,18 @@ def buffer_sizes(manifest):
 
 
 def image_check(image, vector, coords, k, access, what):
-    """`access` of `image` at `coords` where they lie inside it, else a
-    printed line. Checked in the kernel itself: helper functions taking an
-    image (queried with get_image_width there) reported coordinates their
-    callers never passed on PoCL."""
-    size = (f"get_image_width({image}), get_image_height({image})" +
-            (f", (int)get_image_array_size({image})" if vector == "int4" else ""))
-    inside = (f"(uint)fbl_c.x < (uint)get_image_width({image}) && "
-              f"(uint)fbl_c.y < (uint)get_image_height({image})" +
-              (f" && (uint)fbl_c.z < (uint)get_image_array_size({image})"
-               if vector == "int4" else ""))
-    shape = "%dx%dx%d" if vector == "int4" else "%dx%d"
-    coord = "(%d, %d, %d)" if vector == "int4" else "(%d, %d)"
-    parts = "fbl_c.x, fbl_c.y, fbl_c.z" if vector == "int4" else "fbl_c.x, fbl_c.y"
+    """`access` of `image` at `coords` (an int2, or an int4 whose z is the
+    layer) where they lie inside it, else a printed line instead."""
+    queries = [f"get_image_width({image})", f"get_image_height({image})"]
+    if vector == "int4":
+        queries.append(f"(int)get_image_array_size({image})")
+    axes = [f"fbl_c.{a}" for a in "xyz"[:len(queries)]]
+    inside = " && ".join(f"(uint){a} < (uint){q}" for a, q in zip(axes, queries))
+    coord = ", ".join(["%d"] * len(axes))
+    shape = "x".join(["%d"] * len(axes))
     return (f"{{ {vector} fbl_c = ({vector}){coords}; if ({inside}) {{ {access} }} "
-            f"else printf(\"FBL OOB {what} kernel#%d {coord} of {shape}\\n\", "
-            f"{k}, {parts}, {size}); }}")
+            f"else printf(\"FBL OOB {what} kernel#%d ({coord}) of {shape}\\n\", "
+            f"{k}, {', '.join(axes)}, {', '.join(queries)}); }}")
 
 
 def checked(body, k, limits):

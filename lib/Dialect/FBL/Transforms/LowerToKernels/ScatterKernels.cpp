@@ -18,6 +18,7 @@
 #include "KernelBuilder.h"
 #include "KernelLowerings.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <algorithm>
@@ -158,17 +159,18 @@ cloneScatterNest(scf::ForOp loop, Value out, KernelBuilder &kb,
   // that row: it reads a token's update (a texel of the gradient) and the
   // buffer only for its own rows, not for every token it scans.
   Block *body = loop.getBody();
-  llvm::SmallPtrSet<Operation *, 8> rowSlice;
+  llvm::SetVector<Operation *> rowSlice;
   bool chunked = chunk && Value(chunk->row).getParentBlock() == body;
-  SmallVector<Value> work;
-  if (chunked)
-    work.push_back(chunk->row);
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || def->getBlock() != body || !rowSlice.insert(def).second)
-      continue;
-    def->walk(
-        [&](Operation *op) { llvm::append_range(work, op->getOperands()); });
+  if (Operation *def = chunked ? Value(chunk->row).getDefiningOp() : nullptr) {
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    options.omitBlockArguments = true;
+    options.omitUsesFromAbove = false; // what the ops' regions use
+    options.filter = [&](Operation *op) { return op->getBlock() == body; };
+    // Fails only on a block argument it may not omit.
+    [[maybe_unused]] LogicalResult sliced =
+        getBackwardSlice(def, &rowSlice, options);
+    assert(succeeded(sliced) && "the row's slice omits block arguments");
   }
   auto cloneOp = [&](Operation &op) -> LogicalResult {
     if (auto nested = dyn_cast<scf::ForOp>(op)) {
