@@ -106,6 +106,8 @@ void fbl_session::checkKernels() const {
                   ": buffer of " + std::to_string(memories[i].bytes) +
                   " bytes exceeds the limit of '" + device.name + "' (" +
                   std::to_string(maxAlloc) + ")");
+  ::fbl::target::KernelArgumentLimits argumentLimits =
+      deviceArgumentLimits(device.device);
   size_t maxGroup =
       deviceValue<size_t>(device.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   size_t maxItems[3] = {0, 0, 0};
@@ -125,6 +127,19 @@ void fbl_session::checkKernels() const {
                   std::to_string(k.workgroup[2]) + " exceeds the limits of '" +
                   device.name + "' (" + std::to_string(maxGroup) +
                   " work-items)");
+    // A driver may build a kernel past these and fault the queue when it
+    // runs (NVIDIA's, with more than 32 write images).
+    ::fbl::target::KernelArguments arguments;
+    for (size_t a = 0; a < k.args.size(); ++a)
+      (memories[k.args[a]].storage == StorageKind::Buffer ? arguments.buffers
+       : k.writes[a] ? arguments.writeImages
+                     : arguments.readImages)++;
+    if (std::string over =
+            ::fbl::target::exceededArguments(arguments, argumentLimits);
+        !over.empty())
+      throw Error(what + "takes " + over + " on '" + device.name +
+                  "': compile the bundle for this device's target "
+                  "(fbl-run --print-target)");
     // The function and each variant take the manifest's arguments.
     for (size_t c = 0; c < k.candidates.size(); ++c) {
       cl_kernel kernel = k.candidates[c];
@@ -374,10 +389,30 @@ static void launch(cl_command_queue on, const Kernel &kernel, cl_event *event) {
         "launch of " + kernel.name);
 }
 
+/// Whether FBL_LAUNCH_BLOCKING=1 asks to wait for each launch: a kernel
+/// that faults the device then fails its own wait, under its own name,
+/// instead of the step's clFinish naming nothing (a driver's error -36 or
+/// -5 comes at the next wait, launches later).
+static bool launchBlocking() {
+  static const bool blocking = [] {
+    const char *v = std::getenv("FBL_LAUNCH_BLOCKING");
+    return v && std::string(v) == "1";
+  }();
+  return blocking;
+}
+
 void fbl_session::launchSchedule(cl_command_queue on,
                                  std::vector<cl_event> *events) {
-  for (size_t k = 0; k < kernels.size(); ++k)
+  bool blocking = launchBlocking();
+  for (size_t k = 0; k < kernels.size(); ++k) {
     launch(on, kernels[k], events ? &(*events)[k] : nullptr);
+    if (blocking)
+      check(clFinish(on), "launch " + std::to_string(k) + " of " +
+                              std::to_string(kernels.size()) + " (" +
+                              kernels[k].name + ", function " +
+                              kernels[k].candidateFunction(kernels[k].chosen) +
+                              ")");
+  }
 }
 
 std::vector<double> fbl_session::timedSchedule() {
