@@ -274,6 +274,8 @@ Bundle Bundle::parse(const std::string &manifestText) {
             what, "argument " + std::to_string(a) + " names memory " +
                       std::to_string(memory) + ", which does not exist");
       kernel.args.push_back(memory);
+      kernel.writes.push_back(args[a].value(key::access, "") ==
+                              manifest::kAccessWrite);
     }
     std::vector<int64_t> grid(3), workgroup(3);
     for (int d = 0; d < 3; ++d) {

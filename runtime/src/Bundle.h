@@ -61,6 +61,8 @@ struct Kernel {
   /// Runs candidate `c`, or the function where it has no such candidate.
   void choose(size_t c) { chosen = c < candidates.size() ? c : 0; }
   std::vector<int64_t> args;
+  /// Whether the kernel writes argument i (manifest `access`).
+  std::vector<bool> writes;
   size_t grid[3], workgroup[3];
   double profiledMs = 0.0;
 };

@@ -137,6 +137,14 @@ DeviceEntry fbl::runtime::selectDevice(const char *selector) {
   throw Error("no OpenCL device matches '" + s + "'");
 }
 
+::fbl::target::KernelArgumentLimits
+fbl::runtime::deviceArgumentLimits(cl_device_id d) {
+  return {deviceValue<cl_uint>(d, CL_DEVICE_MAX_READ_IMAGE_ARGS),
+          deviceValue<cl_uint>(d, CL_DEVICE_MAX_WRITE_IMAGE_ARGS),
+          static_cast<int64_t>(
+              deviceValue<size_t>(d, CL_DEVICE_MAX_PARAMETER_SIZE))};
+}
+
 extern "C" {
 
 fbl_status fbl_describe_device(const char *selector, char *buffer,
@@ -163,6 +171,7 @@ fbl_status fbl_describe_device(const char *selector, char *buffer,
              std::string::npos;
     t.halfStorage = t.halfStorage && t.fp16;
     t.maxWorkgroupSize = v(CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    t.kernelArguments = deviceArgumentLimits(d.device);
     while (t.preferredWorkgroup[0] * t.preferredWorkgroup[1] >
            t.maxWorkgroupSize)
       (t.preferredWorkgroup[0] > t.preferredWorkgroup[1]

@@ -11,6 +11,8 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include "fbl/Layout/TargetDescription.h"
+
 #include <string>
 #include <vector>
 
@@ -44,6 +46,9 @@ std::vector<DeviceEntry> allDevices();
 /// part of a device or platform name. Empty is the environment's
 /// FBL_DEVICE where set, else the first GPU, else the first device.
 DeviceEntry selectDevice(const char *selector);
+
+/// The arguments one kernel may take on `d`.
+::fbl::target::KernelArgumentLimits deviceArgumentLimits(cl_device_id d);
 
 } // namespace fbl::runtime
 

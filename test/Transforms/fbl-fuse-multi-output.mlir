@@ -56,6 +56,56 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 
 // -----
 
+// The same update where the target lets a kernel write two images: the
+// first moment fuses into the update (two outputs), the second does not
+// (it would make three).
+// CHECK-LABEL: func.func @adamw_write_limit(
+// CHECK:         linalg.generic
+// CHECK:         %[[F:.+]]:2 = linalg.generic
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// KERNEL-LABEL: func.func @adamw_write_limit(
+// KERNEL:         fbl.dispatch @k0_generic {{.*}} outs(%{{[^,]*}} :
+// KERNEL:         fbl.dispatch @k1_generic {{.*}} outs(%{{.*}}, %{{.*}} :
+#l = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", max_write_image_args = 2>} {
+  func.func @adamw_write_limit(%p: tensor<8x12xf32, #l>, %g: tensor<8x12xf32, #l>, %m: tensor<8x12xf32, #l>, %v: tensor<8x12xf32, #l>) -> (tensor<8x12xf32, #l>, tensor<8x12xf32, #l>, tensor<8x12xf32, #l>) {
+    %b1 = arith.constant 0.9 : f32
+    %b2 = arith.constant 0.999 : f32
+    %lr = arith.constant 0.001 : f32
+    %e = tensor.empty() : tensor<8x12xf32, #l>
+    %m1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%m, %g : tensor<8x12xf32, #l>, tensor<8x12xf32, #l>) outs(%e : tensor<8x12xf32, #l>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %x = arith.mulf %a, %b1 : f32
+      %y = arith.addf %x, %b : f32
+      linalg.yield %y : f32
+    } -> tensor<8x12xf32, #l>
+    %v1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%v, %g : tensor<8x12xf32, #l>, tensor<8x12xf32, #l>) outs(%e : tensor<8x12xf32, #l>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %x = arith.mulf %a, %b2 : f32
+      %s = arith.mulf %b, %b : f32
+      %y = arith.addf %x, %s : f32
+      linalg.yield %y : f32
+    } -> tensor<8x12xf32, #l>
+    %p1 = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %m1, %v1 : tensor<8x12xf32, #l>, tensor<8x12xf32, #l>, tensor<8x12xf32, #l>) outs(%e : tensor<8x12xf32, #l>) {
+    ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+      %r = math.sqrt %c : f32
+      %q = arith.divf %b, %r : f32
+      %d = arith.mulf %q, %lr : f32
+      %y = arith.subf %a, %d : f32
+      linalg.yield %y : f32
+    } -> tensor<8x12xf32, #l>
+    return %p1, %m1, %v1 : tensor<8x12xf32, #l>, tensor<8x12xf32, #l>, tensor<8x12xf32, #l>
+  }
+}
+
+
+// -----
+
 // Not fused: the producer's result has another layout than the consumer's
 // (one kernel writes all outputs at one place); the consumer reads the
 // producer transposed; a reader of the producer comes before the consumer;

@@ -343,3 +343,81 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
     return %a, %b, %s3 : tensor<512x512xf32, #cp>, tensor<512x512xf32, #cp>, tensor<512xf32, #v>
   }
 }
+
+// -----
+
+// Three independent kernels where the target lets a kernel write two images:
+// the first two share a launch, the third runs in its own (a merged kernel
+// takes every member's outputs; NVIDIA's driver builds one past its limit
+// and faults the queue when it runs).
+// CHECK-LABEL: func.func @write_image_limit
+// CHECK: fbl.dispatch @k0_merged ins(%arg0, %arg1 : {{.*}}) outs({{[^,]*}}, {{[^,]*}} : {{.*}})
+// CHECK: fbl.dispatch @k2_generic ins(%arg2 : {{.*}})
+// CHECK-NOT: fbl.dispatch
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", max_write_image_args = 2>} {
+  func.func @write_image_limit(%x: tensor<8x64xf32, #cp>, %y: tensor<8x64xf32, #cp>, %z: tensor<8x64xf32, #cp>)
+      -> (tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>) {
+    %e0 = tensor.empty() : tensor<8x64xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e0 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.exp %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<8x64xf32, #cp>
+    %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%y : tensor<8x64xf32, #cp>) outs(%e1 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e2 = tensor.empty() : tensor<8x64xf32, #cp>
+    %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%z : tensor<8x64xf32, #cp>) outs(%e2 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.sin %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    return %a, %b, %c : tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>
+  }
+}
+
+// -----
+
+// Three kernels reading one input where the target lets a kernel read two
+// images: an input the members share is passed once, so all three fit (one
+// read image, three write images).
+// CHECK-LABEL: func.func @shared_input_counted_once
+// CHECK: fbl.dispatch @k0_merged ins(%arg0 : {{.*}}) outs({{[^,]*}}, {{[^,]*}}, {{[^,]*}} : {{.*}})
+// CHECK-NOT: fbl.dispatch
+#cp = #fbl.channel_packed<packed = 1>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu", max_read_image_args = 2, max_write_image_args = 3>} {
+  func.func @shared_input_counted_once(%x: tensor<8x64xf32, #cp>)
+      -> (tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>) {
+    %e0 = tensor.empty() : tensor<8x64xf32, #cp>
+    %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e0 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.exp %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<8x64xf32, #cp>
+    %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e1 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.tanh %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    %e2 = tensor.empty() : tensor<8x64xf32, #cp>
+    %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32, #cp>) outs(%e2 : tensor<8x64xf32, #cp>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = math.sin %v : f32
+      linalg.yield %r : f32
+    } -> tensor<8x64xf32, #cp>
+    return %a, %b, %c : tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>, tensor<8x64xf32, #cp>
+  }
+}

@@ -48,12 +48,14 @@ struct ExecutionModel {
   }
 };
 
-/// One optional integer field of the execution model: its key in
-/// `#fbl.target<...>` and where it lives.
-struct ExecutionField {
+/// One optional integer field of a part of the target (its execution
+/// model, its kernel argument limits): its key in `#fbl.target<...>` and
+/// where it lives.
+template <typename Part> struct IntegerField {
   const char *key;
-  int64_t ExecutionModel::*member;
+  int64_t Part::*member;
 };
+using ExecutionField = IntegerField<ExecutionModel>;
 inline constexpr ExecutionField kExecutionFields[] = {
     {"wave_size", &ExecutionModel::waveSize},
     {"resident_items", &ExecutionModel::residentItems},
@@ -65,6 +67,65 @@ inline constexpr ExecutionField kExecutionFields[] = {
     {"multiply_fs", &ExecutionModel::multiplyFs},
     {"step_ps", &ExecutionModel::stepPs},
 };
+
+/// How many arguments of each kind one kernel may take on the device
+/// (CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
+/// CL_DEVICE_MAX_PARAMETER_SIZE). A kernel past them does not fail to build
+/// on every driver: NVIDIA's builds one with 96 write images where it
+/// allows 32, and the launch faults the queue.
+struct KernelArgumentLimits {
+  int64_t readImages;
+  int64_t writeImages;
+  int64_t parameterBytes;
+
+  bool operator==(const KernelArgumentLimits &o) const {
+    return readImages == o.readImages && writeImages == o.writeImages &&
+           parameterBytes == o.parameterBytes;
+  }
+};
+inline constexpr IntegerField<KernelArgumentLimits> kKernelArgumentFields[] = {
+    {"max_read_image_args", &KernelArgumentLimits::readImages},
+    {"max_write_image_args", &KernelArgumentLimits::writeImages},
+    {"max_parameter_bytes", &KernelArgumentLimits::parameterBytes},
+};
+/// What OpenCL 1.2 promises every device with images (full profile): the
+/// limits of a target that is not a preset and does not give its own.
+inline constexpr KernelArgumentLimits kMinKernelArguments = {128, 8, 1024};
+
+/// The arguments one kernel takes, by kind.
+struct KernelArguments {
+  int64_t readImages = 0, writeImages = 0, buffers = 0;
+
+  /// Bytes of its parameters: every argument is a memory object, whose
+  /// handle takes a device pointer's 8 bytes.
+  int64_t parameterBytes() const {
+    return 8 * (readImages + writeImages + buffers);
+  }
+  KernelArguments &operator+=(const KernelArguments &o) {
+    readImages += o.readImages;
+    writeImages += o.writeImages;
+    buffers += o.buffers;
+    return *this;
+  }
+};
+
+/// Why a kernel taking `a` cannot run under `limits` ("96 write images
+/// (at most 32)"), or an empty string where it can.
+inline std::string exceededArguments(const KernelArguments &a,
+                                     const KernelArgumentLimits &limits) {
+  auto over = [](int64_t n, const char *what, int64_t most) {
+    return std::to_string(n) + " " + what + " (at most " +
+           std::to_string(most) + ")";
+  };
+  if (a.writeImages > limits.writeImages)
+    return over(a.writeImages, "write images", limits.writeImages);
+  if (a.readImages > limits.readImages)
+    return over(a.readImages, "read images", limits.readImages);
+  if (a.parameterBytes() > limits.parameterBytes)
+    return over(a.parameterBytes(), "bytes of parameters",
+                limits.parameterBytes);
+  return "";
+}
 
 /// The execution models of the presets and of targets that are not presets
 /// (`"default"`), from ExecutionPresets.def: benchmarks/calibrate.py
@@ -329,6 +390,7 @@ struct TargetDescription {
   std::vector<GemmTileClass> gemmTileClasses = {};
   /// Other bodies of every local-tiled GEMM, measured on the device.
   std::vector<GemmVariant> gemmVariants = {};
+  KernelArgumentLimits kernelArguments = kMinKernelArguments;
 };
 
 /// Presets from public device data (docs/Targets.md says where each number
@@ -349,7 +411,13 @@ inline const TargetDescription kPresets[] = {
      false,
      executionPreset("adreno-a740"),
      // fp16 images, as the mobile frameworks store them.
-     true},
+     true,
+     kDefaultGemmTile,
+     {},
+     {},
+     // What OpenCL 3.0 promises a device with images (no public device
+     // query of this one at hand).
+     {128, 64, 1024}},
     // Arm Mali-G710 (Valhall).
     {"mali-g710",
      65536,
@@ -364,7 +432,11 @@ inline const TargetDescription kPresets[] = {
      {8, 8},
      false,
      executionPreset("mali-g710"),
-     true},
+     true,
+     kDefaultGemmTile,
+     {},
+     {},
+     {128, 64, 1024}},
     // PoCL on the host CPU (Debian pocl-opencl-icd).
     {"pocl-cpu",
      8192,
@@ -381,7 +453,14 @@ inline const TargetDescription kPresets[] = {
      // (benchmarks/calibrate_kinds.py, docs/benchmarks.md).
      true,
      executionPreset("pocl-cpu"),
-     false},
+     false,
+     kDefaultGemmTile,
+     {},
+     {},
+     // PoCL 3.1's CPU device reports 128 read and 128 write images and
+     // 1024 bytes of parameters, rusticl on llvmpipe 128, 64 and 1576: the
+     // tests run this preset's bundles on both.
+     {128, 64, 1024}},
     // NVIDIA H200 (OpenCL 3.0 driver).
     {"nvidia-h200",
      32768,
@@ -430,7 +509,11 @@ inline const TargetDescription kPresets[] = {
      // of the slice were the H100's best body of 2048^3 NT R-Tile (41.8
      // TFLOP/s against 40.3) and TN channel-packed (45.3 against 43.0)
      // ("Kernel variants measured on the device").
-     {{8, false}, {0, true}, {12, false}}},
+     {{8, false}, {0, true}, {12, false}},
+     // The H100's driver (clinfo, 2026-12-07): 256 read and 32 write
+     // images. 4352 bytes of parameters: what NVIDIA's OpenCL reports for
+     // its GPUs (that clinfo line was not kept).
+     {256, 32, 4352}},
 };
 
 /// The preset called `name`, or null.
@@ -474,6 +557,14 @@ inline std::string executionFields(const ExecutionModel &e) {
   std::string s;
   for (const ExecutionField &f : kExecutionFields)
     s += std::string(", ") + f.key + " = " + std::to_string(e.*f.member);
+  return s;
+}
+
+/// The kernel argument limits of `l`, each as ", key = value".
+inline std::string argumentFields(const KernelArgumentLimits &l) {
+  std::string s;
+  for (const auto &f : kKernelArgumentFields)
+    s += std::string(", ") + f.key + " = " + std::to_string(l.*f.member);
   return s;
 }
 
@@ -548,7 +639,7 @@ inline std::string printAttribute(const TargetDescription &t) {
          (t.gemmVariants.empty()
               ? std::string()
               : ", gemm_variants = " + variantsText(t.gemmVariants)) +
-         executionFields(t.execution) + ">";
+         executionFields(t.execution) + argumentFields(t.kernelArguments) + ">";
 }
 
 } // namespace fbl::target

@@ -34,10 +34,6 @@ bool isArrayImage(Type type) {
                     fl::StorageKind::Image2DArray;
 }
 
-bool isBuffer(Type type) {
-  return isa<BufferLayoutAttr>(cast<RankedTensorType>(type).getEncoding());
-}
-
 class KernelEmitter {
 public:
   explicit KernelEmitter(llvm::raw_ostream &os) : os(os) {}
@@ -518,7 +514,7 @@ LogicalResult KernelEmitter::emitKernel(DispatchOp dispatch, Region &region,
     auto type = cast<RankedTensorType>(arg.getType());
     if (i)
       os << ", ";
-    if (isBuffer(type)) {
+    if (DispatchOp::isBufferArgument(type)) {
       FailureOr<std::string> t = typeName(type.getElementType());
       if (failed(t))
         return dispatch.emitError("fbl-to-opencl: no OpenCL type for ")
@@ -551,7 +547,18 @@ mlir::fbl::collectKernelFunctions(func::FuncOp func) {
   llvm::StringSet<> taken;
   for (DispatchOp dispatch : func.getOps<DispatchOp>())
     taken.insert(dispatch.getKernel());
+  // A kernel past the target's argument limits may still build, and fault
+  // the device when it runs.
+  TargetAttr target = TargetAttr::lookup(func);
+  ::fbl::target::KernelArgumentLimits limits =
+      target ? target.getKernelArguments() : ::fbl::target::kMinKernelArguments;
   for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
+    if (std::string over = ::fbl::target::exceededArguments(
+            dispatch.getKernelArguments(), limits);
+        !over.empty())
+      return dispatch.emitError("fbl-to-opencl: kernel ")
+             << dispatch.getKernel() << " takes " << over << " on target '"
+             << (target ? target.getName() : StringRef("OpenCL 1.2")) << "'";
     std::string text;
     llvm::raw_string_ostream os(text);
     KernelEmitter emitter(os);

@@ -88,6 +88,20 @@ module attributes {fbl.target = #fbl.target<"adreno-a740", local_tiled_gemm = tr
 
 // -----
 
+// Kernel argument limits print where they differ from the preset's (or,
+// for a custom target, from OpenCL 1.2's 128, 8 and 1024).
+// CHECK: #fbl.target<"nvidia-h200", {{.*}}preferred_workgroup = [16, 16], max_write_image_args = 16>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", max_write_image_args = 16>} {
+}
+
+// -----
+
+// CHECK: #fbl.target<"my-gpu", {{.*}}preferred_workgroup = [8, 8], max_read_image_args = 256, max_parameter_bytes = 4352>
+module attributes {fbl.target = #fbl.target<"my-gpu", max_image_width = 4096, max_image_height = 2048, max_image_layers = 256, max_buffer_bytes = 268435456, cache_line_texels = [4, 2], cache_bytes = 8192, cache_ways = 2, fp16 = false, max_workgroup_size = 256, preferred_workgroup = [8, 8], max_read_image_args = 256, max_write_image_args = 8, max_parameter_bytes = 4352>} {
+}
+
+// -----
+
 // gemm_tile prints when it differs from the preset's (or the default
 // [8, 2, 16]), and parses back the same.
 // CHECK: #fbl.target<"pocl-cpu", {{.*}}preferred_workgroup = [8, 8], gemm_tile = [16, 1, 16]{{.*}}>

@@ -168,6 +168,11 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu", cache_ways = 0>} {}
 
 // -----
 
+// expected-error @+1 {{max_write_image_args must be positive}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", max_write_image_args = 0>} {}
+
+// -----
+
 // expected-error @+1 {{cache_bytes 1000 is not a whole number of sets of 8 lines of 4x1 RGBA32F texels}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", cache_bytes = 1000>} {}
 

@@ -81,6 +81,12 @@ elif mode == "wrong-kind":
         sys.exit("no memory object of the other kind")
 elif mode == "extra-arg":
     k0["args"].append(dict(k0["args"][0]))
+elif mode == "many-write-images":
+    # More write images than any device lets one kernel take (PoCL 128,
+    # rusticl 64, NVIDIA 32): an image argument written 200 more times.
+    image = next(a for a in k0["args"]
+                 if m["memory"][a["memory"]]["storage"] != "buffer")
+    k0["args"] += [dict(image, access="write") for _ in range(200)]
 elif mode == "duplicate-name":
     m["inputs"][1]["name"] = m["inputs"][0]["name"]
 elif mode == "bad-init":

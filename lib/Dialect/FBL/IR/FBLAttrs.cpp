@@ -446,11 +446,12 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
 
 TargetAttr TargetAttr::get(MLIRContext *context,
                            const ::fbl::target::TargetDescription &d) {
-  return TargetAttr::get(
-      context, d.name, d.maxImageWidth, d.maxImageHeight, d.maxImageLayers,
-      d.maxBufferBytes, d.cacheLineTexels, d.cacheBytes, d.cacheWays, d.fp16,
-      d.maxWorkgroupSize, d.preferredWorkgroup, d.localTiledGemm, d.execution,
-      d.halfStorage, d.gemmTile, d.gemmTileClasses, d.gemmVariants);
+  return TargetAttr::get(context, d.name, d.maxImageWidth, d.maxImageHeight,
+                         d.maxImageLayers, d.maxBufferBytes, d.cacheLineTexels,
+                         d.cacheBytes, d.cacheWays, d.fp16, d.maxWorkgroupSize,
+                         d.preferredWorkgroup, d.localTiledGemm, d.execution,
+                         d.halfStorage, d.gemmTile, d.gemmTileClasses,
+                         d.gemmVariants, d.kernelArguments);
 }
 
 ::fbl::target::TargetDescription TargetAttr::getDescription() const {
@@ -473,6 +474,7 @@ TargetAttr TargetAttr::get(MLIRContext *context,
   d.gemmTileClasses.assign(getGemmTileClasses().begin(),
                            getGemmTileClasses().end());
   d.gemmVariants.assign(getGemmVariants().begin(), getGemmVariants().end());
+  d.kernelArguments = getKernelArguments();
   return d;
 }
 
@@ -519,7 +521,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                    ::fbl::target::ExecutionModel execution, bool halfStorage,
                    ::fbl::target::GemmTile gemmTile,
                    ArrayRef<::fbl::target::GemmTileClass> gemmTileClasses,
-                   ArrayRef<::fbl::target::GemmVariant> gemmVariants) {
+                   ArrayRef<::fbl::target::GemmVariant> gemmVariants,
+                   ::fbl::target::KernelArgumentLimits kernelArguments) {
   if (name.empty())
     return emitError() << "target needs a name";
   if (maxImageWidth < 1 || maxImageHeight < 1 || maxImageLayers < 1)
@@ -557,6 +560,9 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
   for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
     if (execution.*f.member < 1)
+      return emitError() << f.key << " must be positive";
+  for (const auto &f : ::fbl::target::kKernelArgumentFields)
+    if (kernelArguments.*f.member < 1)
       return emitError() << f.key << " must be positive";
   if (halfStorage && !fp16)
     return emitError() << "half_storage needs fp16 = true (images that store "
@@ -644,6 +650,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::optional<int64_t> ints[7];
   std::optional<bool> fp16, localTiledGemm, halfStorage;
   std::optional<int64_t> execution[std::size(::fbl::target::kExecutionFields)];
+  std::optional<int64_t>
+      arguments[std::size(::fbl::target::kKernelArgumentFields)];
   SmallVector<int64_t> line, wg;
   std::optional<::fbl::target::GemmTile> tile;
   SmallVector<::fbl::target::GemmTileClass> classes;
@@ -661,10 +669,18 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     auto *exec = llvm::find_if(
         ::fbl::target::kExecutionFields,
         [&](const ::fbl::target::ExecutionField &f) { return key == f.key; });
+    auto *argument = llvm::find_if(::fbl::target::kKernelArgumentFields,
+                                   [&](const auto &f) { return key == f.key; });
     auto *it = llvm::find(intKeys, key);
     if (exec != std::end(::fbl::target::kExecutionFields)) {
       if (parser.parseInteger(
               execution[exec - std::begin(::fbl::target::kExecutionFields)]
+                  .emplace()))
+        return {};
+    } else if (argument != std::end(::fbl::target::kKernelArgumentFields)) {
+      if (parser.parseInteger(
+              arguments[argument -
+                        std::begin(::fbl::target::kKernelArgumentFields)]
                   .emplace()))
         return {};
     } else if (it != std::end(intKeys)) {
@@ -774,6 +790,12 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
        llvm::zip_equal(::fbl::target::kExecutionFields, execution))
     if (value)
       model.*field.member = *value;
+  ::fbl::target::KernelArgumentLimits limits =
+      preset ? preset.getKernelArguments() : ::fbl::target::kMinKernelArguments;
+  for (auto [field, value] :
+       llvm::zip_equal(::fbl::target::kKernelArgumentFields, arguments))
+    if (value)
+      limits.*field.member = *value;
   return parser.getChecked<TargetAttr>(
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
@@ -787,7 +809,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
                  : ArrayRef<::fbl::target::GemmTileClass>(),
       hasVariants ? ArrayRef<::fbl::target::GemmVariant>(variants)
       : preset    ? preset.getGemmVariants()
-                  : ArrayRef<::fbl::target::GemmVariant>());
+                  : ArrayRef<::fbl::target::GemmVariant>(),
+      limits);
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -835,5 +858,10 @@ void TargetAttr::print(AsmPrinter &printer) const {
   for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
     if (getExecution().*f.member != assumed.*f.member)
       printer << ", " << f.key << " = " << getExecution().*f.member;
+  ::fbl::target::KernelArgumentLimits assumedArguments =
+      preset ? preset.getKernelArguments() : ::fbl::target::kMinKernelArguments;
+  for (const auto &f : ::fbl::target::kKernelArgumentFields)
+    if (getKernelArguments().*f.member != assumedArguments.*f.member)
+      printer << ", " << f.key << " = " << getKernelArguments().*f.member;
   printer << '>';
 }

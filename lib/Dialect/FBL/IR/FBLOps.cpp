@@ -312,6 +312,19 @@ Value mlir::fbl::viewedValue(Value v) {
   return v;
 }
 
+bool DispatchOp::isBufferArgument(Type type) {
+  return isa<BufferLayoutAttr>(cast<RankedTensorType>(type).getEncoding());
+}
+
+::fbl::target::KernelArguments DispatchOp::getKernelArguments() {
+  ::fbl::target::KernelArguments a;
+  for (Value v : getIns())
+    ++(isBufferArgument(v.getType()) ? a.buffers : a.readImages);
+  for (Value v : getOuts())
+    ++(isBufferArgument(v.getType()) ? a.buffers : a.writeImages);
+  return a;
+}
+
 bool DispatchOp::onlySelects() {
   WalkResult walk = getBody().walk([](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "math")

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fbl/CostModel/KernelPlan.h"
+#include "fbl/Dialect/FBL/IR/FBLOps.h"
 #include "fbl/Dialect/FBL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,6 +61,20 @@ static bool shouldFuse(OpOperand &operand) {
   if (llvm::count_if(consumer->getOperands(), [&](Value v) {
         return v.getDefiningOp() == producer.getOperation();
       }) != 1)
+    return false;
+  // Its kernel takes both ops' inputs and outputs: no more than the target
+  // lets one kernel take (counted before shared inputs are deduplicated).
+  ::fbl::target::KernelArguments fused;
+  bool buffers = DispatchOp::isBufferArgument(consumer->getResult(0).getType());
+  int64_t reads = producer.getNumDpsInputs() + consumer.getNumDpsInputs() - 1;
+  int64_t writes = producer->getNumResults() + consumer->getNumResults();
+  (buffers ? fused.buffers : fused.readImages) += reads;
+  (buffers ? fused.buffers : fused.writeImages) += writes;
+  TargetAttr target = TargetAttr::lookup(consumer);
+  if (!::fbl::target::exceededArguments(
+           fused, target ? target.getKernelArguments()
+                         : ::fbl::target::kMinKernelArguments)
+           .empty())
     return false;
   // The fused op replaces the producer where the consumer is: every other
   // reader must come after it.

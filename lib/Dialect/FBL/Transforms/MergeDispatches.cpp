@@ -85,6 +85,29 @@ struct Launch {
   /// follow.
   int64_t level;
   SmallVector<DispatchOp> members;
+  /// The merged kernel's arguments: each input once (merge), every output.
+  ::fbl::target::KernelArguments arguments = {};
+  llvm::SmallDenseSet<Value, 16> ins = {};
+
+  Launch(int64_t level, DispatchOp first) : level(level) { add(first); }
+
+  /// The arguments the merged kernel would take with `d` too: an input
+  /// another member reads is passed once.
+  ::fbl::target::KernelArguments argumentsWith(DispatchOp d) const {
+    ::fbl::target::KernelArguments with = arguments;
+    with += d.getKernelArguments();
+    for (Value v : d.getIns())
+      if (ins.contains(v))
+        --(DispatchOp::isBufferArgument(v.getType()) ? with.buffers
+                                                     : with.readImages);
+    return with;
+  }
+
+  void add(DispatchOp d) {
+    arguments = argumentsWith(d);
+    ins.insert(d.getIns().begin(), d.getIns().end());
+    members.push_back(d);
+  }
 };
 
 /// Tensors a deferred kernel reads or writes hold at most this many
@@ -429,6 +452,11 @@ struct MergeDispatchesPass
         if (deferred.contains(d) == last)
           order.push_back(d);
 
+    // A merged kernel takes every member's outputs and inputs: no more
+    // than the device lets one kernel take.
+    ::fbl::target::KernelArgumentLimits limits =
+        target ? target.getKernelArguments()
+               : ::fbl::target::kMinKernelArguments;
     KeepAlone alone(func);
     llvm::DenseMap<int64_t, int64_t> lastWrite, lastRead;
     SmallVector<Launch> launches;
@@ -452,18 +480,22 @@ struct MergeDispatchesPass
         lastRead.erase(w);
       }
       if (alone.keeps(d)) {
-        launches.push_back({level, {d}});
+        launches.emplace_back(level, d);
         continue;
       }
       auto [it, inserted] =
           open.try_emplace({level, familyOf(d)}, launches.size());
-      if (!inserted &&
-          int64_t(launches[it->second].members.size()) < maxKernels) {
-        launches[it->second].members.push_back(d);
-        continue;
+      if (!inserted) {
+        Launch &l = launches[it->second];
+        if (int64_t(l.members.size()) < maxKernels &&
+            ::fbl::target::exceededArguments(l.argumentsWith(d), limits)
+                .empty()) {
+          l.add(d);
+          continue;
+        }
       }
       it->second = launches.size();
-      launches.push_back({level, {d}});
+      launches.emplace_back(level, d);
     }
 
     // The schedule: by level, then in the order of each launch's first

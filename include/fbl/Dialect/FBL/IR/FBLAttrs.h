@@ -34,6 +34,9 @@ inline llvm::hash_code hash_value(const GemmTile &t) {
 inline llvm::hash_code hash_value(const GemmTileClass &c) {
   return llvm::hash_combine(c.minOutputs, hash_value(c.tile), c.ownLaunch);
 }
+inline llvm::hash_code hash_value(const KernelArgumentLimits &l) {
+  return llvm::hash_combine(l.readImages, l.writeImages, l.parameterBytes);
+}
 inline llvm::hash_code hash_value(const GemmVariant &v) {
   return llvm::hash_combine(v.storeAfterK, v.fusedMultiplyAdd);
 }

@@ -262,6 +262,15 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     the cost model and `fbl-cachesim` how work-groups share a compute unit's
     cache and what fetches, line fills, writes and launches cost; presets
     carry their own, other targets a generic default.
+
+    Kernel argument limits (optional integers: `max_read_image_args`,
+    `max_write_image_args`, `max_parameter_bytes`, the device's
+    CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS and
+    CL_DEVICE_MAX_PARAMETER_SIZE) bound the arguments of one kernel:
+    fbl-merge-dispatches merges no more kernels into a launch than they
+    admit, and fbl-to-opencl refuses a kernel past them. Presets carry
+    their device's; other targets default to what OpenCL 1.2 promises
+    (128, 8 and 1024).
   }];
   let parameters = (ins
     StringRefParameter<"device name">:$name,
@@ -285,7 +294,8 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
                       "larger GEMMs' tiles by size">:$gemmTileClasses,
     ArrayRefParameter<"::fbl::target::GemmVariant",
                       "other GEMM bodies measured on the device">:
-        $gemmVariants);
+        $gemmVariants,
+    "::fbl::target::KernelArgumentLimits":$kernelArguments);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -168,6 +168,13 @@ def FBL_DispatchOp : FBL_Op<"dispatch", [IsolatedFromAbove,
     /// max/min, constants): no float arithmetic, so each output equals
     /// some input or constant exactly.
     bool onlySelects();
+    /// The arguments its OpenCL kernel takes: each input a read image or a
+    /// buffer, each output a write image or a buffer (BufferLayoutAttr
+    /// decides).
+    ::fbl::target::KernelArguments getKernelArguments();
+    /// Whether a kernel argument of tensor type `type` is a buffer (a
+    /// BufferLayoutAttr encoding), not an image.
+    static bool isBufferArgument(::mlir::Type type);
   }];
   let hasVerifier = 1;
 }

@@ -656,6 +656,14 @@ def FBLMergeDispatchesPass
     the launch saves). A merged kernel carries its members' `fbl.gemm`, one
     after another.
 
+    A merged kernel takes every member's outputs and their inputs (each
+    once), so a launch takes no more members than the target's kernel
+    argument limits admit (`max_read_image_args`, `max_write_image_args`,
+    `max_parameter_bytes`; OpenCL 1.2's minimums without a target): the
+    step's end, where the optimizer updates of every bias and norm weight
+    wait, would otherwise make kernels of 96 write images, which NVIDIA's
+    driver (32 at most) builds and faults the queue on.
+
     ```mlir
     %a = fbl.dispatch @k1 ins(%x : T) outs(%e0 : T) grid [16, 8, 1] workgroup [8, 8, 1] {...}
     %b = fbl.dispatch @k2 ins(%y : U) outs(%e1 : U) grid [64, 1, 1] workgroup [64, 1, 1] {...}
