@@ -551,7 +551,7 @@ mlir::fbl::collectKernelFunctions(func::FuncOp func) {
   // the device when it runs.
   TargetAttr target = TargetAttr::lookup(func);
   ::fbl::target::KernelArgumentLimits limits =
-      target ? target.getKernelArguments() : ::fbl::target::kMinKernelArguments;
+      TargetAttr::lookupKernelArguments(func);
   for (DispatchOp dispatch : func.getOps<DispatchOp>()) {
     if (std::string over = ::fbl::target::exceededArguments(
             dispatch.getKernelArguments(), limits);

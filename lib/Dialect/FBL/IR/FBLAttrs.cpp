@@ -491,6 +491,12 @@ TargetAttr TargetAttr::lookup(Operation *op) {
   return {};
 }
 
+::fbl::target::KernelArgumentLimits
+TargetAttr::lookupKernelArguments(Operation *op) {
+  TargetAttr t = lookup(op);
+  return t ? t.getKernelArguments() : ::fbl::target::kMinKernelArguments;
+}
+
 TargetAttr TargetAttr::lookupOrEmitError(Operation *op) {
   if (TargetAttr t = lookup(op))
     return t;

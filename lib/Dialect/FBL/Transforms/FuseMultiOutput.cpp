@@ -70,10 +70,8 @@ static bool shouldFuse(OpOperand &operand) {
   int64_t writes = producer->getNumResults() + consumer->getNumResults();
   (buffers ? fused.buffers : fused.readImages) += reads;
   (buffers ? fused.buffers : fused.writeImages) += writes;
-  TargetAttr target = TargetAttr::lookup(consumer);
   if (!::fbl::target::exceededArguments(
-           fused, target ? target.getKernelArguments()
-                         : ::fbl::target::kMinKernelArguments)
+           fused, TargetAttr::lookupKernelArguments(consumer))
            .empty())
     return false;
   // The fused op replaces the producer where the consumer is: every other

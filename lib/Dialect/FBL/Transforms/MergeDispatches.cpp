@@ -455,8 +455,7 @@ struct MergeDispatchesPass
     // A merged kernel takes every member's outputs and inputs: no more
     // than the device lets one kernel take.
     ::fbl::target::KernelArgumentLimits limits =
-        target ? target.getKernelArguments()
-               : ::fbl::target::kMinKernelArguments;
+        TargetAttr::lookupKernelArguments(func);
     KeepAlone alone(func);
     llvm::DenseMap<int64_t, int64_t> lastWrite, lastRead;
     SmallVector<Launch> launches;

@@ -310,6 +310,10 @@ def FBL_TargetAttr : AttrDef<FBL_Dialect, "Target"> {
     /// lookup(op), with an error on `op` naming the ways to set a target
     /// when there is none.
     static TargetAttr lookupOrEmitError(::mlir::Operation *op);
+    /// The kernel argument limits of lookup(op), or OpenCL 1.2's minimums
+    /// where `op` has no target.
+    static ::fbl::target::KernelArgumentLimits
+    lookupKernelArguments(::mlir::Operation *op);
     /// Image limits in the algebra's terms.
     ::fbl::layout::DeviceLimits getLimits() const;
     /// Every field, as the MLIR-free description.
