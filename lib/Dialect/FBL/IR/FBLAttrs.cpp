@@ -517,6 +517,57 @@ fl::DeviceLimits TargetAttr::getLimits() const {
   return l;
 }
 
+// The target's parts of optional integer fields (the execution model, the
+// kernel argument limits), each a table of keys and members: parsed,
+// filled in, verified and printed alike.
+template <typename Part, size_t N>
+using IntegerFields = const ::fbl::target::IntegerField<Part> (&)[N];
+template <size_t N> using IntegerValues = std::optional<int64_t>[N];
+
+/// Parses `key`'s value into `values` where `fields` has `key`; none where
+/// it has not.
+template <typename Part, size_t N>
+static std::optional<ParseResult>
+parseIntegerField(AsmParser &parser, StringRef key,
+                  IntegerFields<Part, N> fields, IntegerValues<N> &values) {
+  auto *f = llvm::find_if(fields, [&](const auto &f) { return key == f.key; });
+  if (f == std::end(fields))
+    return std::nullopt;
+  return parser.parseInteger(values[f - std::begin(fields)].emplace());
+}
+
+/// `part` with the parsed values in place of its own.
+template <typename Part, size_t N>
+static Part withIntegerFields(Part part, IntegerFields<Part, N> fields,
+                              const IntegerValues<N> &values) {
+  for (auto [field, value] : llvm::zip_equal(fields, values))
+    if (value)
+      part.*field.member = *value;
+  return part;
+}
+
+/// An error naming the first field of `part` that is not positive.
+template <typename Part, size_t N>
+static LogicalResult
+verifyPositiveFields(function_ref<InFlightDiagnostic()> emitError,
+                     const Part &part, IntegerFields<Part, N> fields) {
+  for (const auto &f : fields)
+    if (part.*f.member < 1)
+      return emitError() << f.key << " must be positive";
+  return success();
+}
+
+/// Prints the fields of `part` that differ from `assumed` (what parsing
+/// fills in).
+template <typename Part, size_t N>
+static void printDifferingFields(AsmPrinter &printer, const Part &part,
+                                 const Part &assumed,
+                                 IntegerFields<Part, N> fields) {
+  for (const auto &f : fields)
+    if (part.*f.member != assumed.*f.member)
+      printer << ", " << f.key << " = " << part.*f.member;
+}
+
 LogicalResult
 TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                    int64_t maxImageWidth, int64_t maxImageHeight,
@@ -564,12 +615,11 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     return emitError() << "preferred_workgroup " << preferredWorkgroup[0] << "x"
                        << preferredWorkgroup[1]
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
-  for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
-    if (execution.*f.member < 1)
-      return emitError() << f.key << " must be positive";
-  for (const auto &f : ::fbl::target::kKernelArgumentFields)
-    if (kernelArguments.*f.member < 1)
-      return emitError() << f.key << " must be positive";
+  if (failed(verifyPositiveFields(emitError, execution,
+                                  ::fbl::target::kExecutionFields)) ||
+      failed(verifyPositiveFields(emitError, kernelArguments,
+                                  ::fbl::target::kKernelArgumentFields)))
+    return failure();
   if (halfStorage && !fp16)
     return emitError() << "half_storage needs fp16 = true (images that store "
                           "half floats)";
@@ -672,22 +722,14 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     SMLoc keyLoc = parser.getCurrentLocation();
     if (parser.parseKeyword(&key) || parser.parseEqual())
       return {};
-    auto *exec = llvm::find_if(
-        ::fbl::target::kExecutionFields,
-        [&](const ::fbl::target::ExecutionField &f) { return key == f.key; });
-    auto *argument = llvm::find_if(::fbl::target::kKernelArgumentFields,
-                                   [&](const auto &f) { return key == f.key; });
+    std::optional<ParseResult> field = parseIntegerField(
+        parser, key, ::fbl::target::kExecutionFields, execution);
+    if (!field)
+      field = parseIntegerField(
+          parser, key, ::fbl::target::kKernelArgumentFields, arguments);
     auto *it = llvm::find(intKeys, key);
-    if (exec != std::end(::fbl::target::kExecutionFields)) {
-      if (parser.parseInteger(
-              execution[exec - std::begin(::fbl::target::kExecutionFields)]
-                  .emplace()))
-        return {};
-    } else if (argument != std::end(::fbl::target::kKernelArgumentFields)) {
-      if (parser.parseInteger(
-              arguments[argument -
-                        std::begin(::fbl::target::kKernelArgumentFields)]
-                  .emplace()))
+    if (field) {
+      if (failed(*field))
         return {};
     } else if (it != std::end(intKeys)) {
       int64_t v;
@@ -790,18 +832,12 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   if (!hasWg)
     wg.assign(preset.getPreferredWorkgroup().begin(),
               preset.getPreferredWorkgroup().end());
-  ::fbl::target::ExecutionModel model =
-      preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;
-  for (auto [field, value] :
-       llvm::zip_equal(::fbl::target::kExecutionFields, execution))
-    if (value)
-      model.*field.member = *value;
-  ::fbl::target::KernelArgumentLimits limits =
-      preset ? preset.getKernelArguments() : ::fbl::target::kMinKernelArguments;
-  for (auto [field, value] :
-       llvm::zip_equal(::fbl::target::kKernelArgumentFields, arguments))
-    if (value)
-      limits.*field.member = *value;
+  ::fbl::target::ExecutionModel model = withIntegerFields(
+      preset ? preset.getExecution() : ::fbl::target::kDefaultExecution,
+      ::fbl::target::kExecutionFields, execution);
+  ::fbl::target::KernelArgumentLimits limits = withIntegerFields(
+      preset ? preset.getKernelArguments() : ::fbl::target::kMinKernelArguments,
+      ::fbl::target::kKernelArgumentFields, arguments);
   return parser.getChecked<TargetAttr>(
       loc, ctx, name, values[0], values[1], values[2], values[3], line,
       values[4], values[5], fp16 ? *fp16 : preset.getFp16(), values[6], wg,
@@ -859,15 +895,13 @@ void TargetAttr::print(AsmPrinter &printer) const {
                           : ArrayRef<::fbl::target::GemmVariant>()))
     printer << ", gemm_variants = " << ::fbl::target::variantsText(variants);
   // Execution-model fields that differ from what parsing assumes.
-  ::fbl::target::ExecutionModel assumed =
-      preset ? preset.getExecution() : ::fbl::target::kDefaultExecution;
-  for (const ::fbl::target::ExecutionField &f : ::fbl::target::kExecutionFields)
-    if (getExecution().*f.member != assumed.*f.member)
-      printer << ", " << f.key << " = " << getExecution().*f.member;
-  ::fbl::target::KernelArgumentLimits assumedArguments =
-      preset ? preset.getKernelArguments() : ::fbl::target::kMinKernelArguments;
-  for (const auto &f : ::fbl::target::kKernelArgumentFields)
-    if (getKernelArguments().*f.member != assumedArguments.*f.member)
-      printer << ", " << f.key << " = " << getKernelArguments().*f.member;
+  printDifferingFields(printer, getExecution(),
+                       preset ? preset.getExecution()
+                              : ::fbl::target::kDefaultExecution,
+                       ::fbl::target::kExecutionFields);
+  printDifferingFields(printer, getKernelArguments(),
+                       preset ? preset.getKernelArguments()
+                              : ::fbl::target::kMinKernelArguments,
+                       ::fbl::target::kKernelArgumentFields);
   printer << '>';
 }

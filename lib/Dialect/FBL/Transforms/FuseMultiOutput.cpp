@@ -64,12 +64,12 @@ static bool shouldFuse(OpOperand &operand) {
     return false;
   // Its kernel takes both ops' inputs and outputs: no more than the target
   // lets one kernel take (counted before shared inputs are deduplicated).
-  ::fbl::target::KernelArguments fused;
-  bool buffers = DispatchOp::isBufferArgument(consumer->getResult(0).getType());
   int64_t reads = producer.getNumDpsInputs() + consumer.getNumDpsInputs() - 1;
   int64_t writes = producer->getNumResults() + consumer->getNumResults();
-  (buffers ? fused.buffers : fused.readImages) += reads;
-  (buffers ? fused.buffers : fused.writeImages) += writes;
+  ::fbl::target::KernelArguments fused =
+      DispatchOp::isBufferArgument(consumer->getResult(0).getType())
+          ? ::fbl::target::KernelArguments{0, 0, reads + writes}
+          : ::fbl::target::KernelArguments{reads, writes, 0};
   if (!::fbl::target::exceededArguments(
            fused, TargetAttr::lookupKernelArguments(consumer))
            .empty())
