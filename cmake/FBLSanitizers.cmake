@@ -44,6 +44,33 @@ if(FBL_BUILD_FUZZERS)
   endif()
 endif()
 
+# The OpenCL drivers tests see under the sanitizers: the ICD loader reads
+# its driver list from OCL_ICD_VENDORS, here a copy of the system's
+# (/etc/OpenCL/vendors) without Mesa's clover (libMesaOpenCL), which no test
+# runs on. clover probes a Gallium driver (pipe_swrast.so) on every
+# clGetPlatformIDs, unloads it, and leaves it a 128-byte allocation: by exit
+# the code that made it is unmapped, LeakSanitizer can name neither module
+# nor function, and no suppression can match the report. Re-read when the
+# system's list changes.
+function(fbl_sanitizer_opencl_vendors out)
+  set(system_dir /etc/OpenCL/vendors)
+  set(dir ${CMAKE_BINARY_DIR}/opencl-vendors)
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir})
+  if(IS_DIRECTORY ${system_dir})
+    set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY
+      CMAKE_CONFIGURE_DEPENDS ${system_dir})
+    file(GLOB icds ${system_dir}/*.icd)
+    foreach(icd ${icds})
+      file(READ ${icd} library)
+      if(NOT library MATCHES "libMesaOpenCL")
+        file(COPY ${icd} DESTINATION ${dir})
+      endif()
+    endforeach()
+  endif()
+  set(${out} ${dir} PARENT_SCOPE)
+endfunction()
+
 set(FBL_ASAN_RUNTIME "")
 set(FBL_SANITIZER_ENV "")
 if(LLVM_USE_SANITIZER)
@@ -90,6 +117,8 @@ if(LLVM_USE_SANITIZER)
   # which reaches the uninstrumented python3 that loads libfbl_runtime.
   set(FBL_SANITIZER_ENV "ASAN_OPTIONS=${FBL_ASAN_OPTIONS}"
     "LSAN_OPTIONS=${FBL_LSAN_OPTIONS}" "UBSAN_OPTIONS=${FBL_UBSAN_OPTIONS}")
+  fbl_sanitizer_opencl_vendors(vendors_dir)
+  list(APPEND FBL_SANITIZER_ENV "OCL_ICD_VENDORS=${vendors_dir}")
   add_library(FBLSanitizerOptions OBJECT
     ${CMAKE_CURRENT_SOURCE_DIR}/test/sanitizers/SanitizerOptions.cpp)
   target_compile_definitions(FBLSanitizerOptions PRIVATE
