@@ -186,22 +186,21 @@ bool mlir::fbl::writesResultsTogether(linalg::LinalgOp op) {
          });
 }
 
-bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op) {
+bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op, bool withOtherReaders) {
   for (Value v : op.getDpsInputs())
     if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
       if (std::optional<GemmMatch> g = matchGemm(gemm))
-        if (std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
+        if (std::optional<GemmEpilogue> e =
+                matchGemmEpilogue(gemm, *g, withOtherReaders);
             e && e->op == op)
           return true;
   return false;
 }
 
-std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
-                                                         const GemmMatch &g) {
+/// `e` as the epilogue of GEMM `g` (`op`'s), if it can be one.
+static std::optional<GemmEpilogue>
+matchEpilogueOp(linalg::LinalgOp op, const GemmMatch &g, linalg::GenericOp e) {
   Value result = op->getResult(0);
-  if (!result.hasOneUse())
-    return std::nullopt;
-  auto e = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
   if (!e || e->getNumResults() != 1 || e.getNumDpsInits() != 1 ||
       e.getNumParallelLoops() != e.getNumLoops() ||
       e.payloadUsesValueFromOperand(e.getDpsInitOperand(0)))
@@ -248,18 +247,26 @@ std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
   std::optional<unsigned> resultInput;
   SmallVector<unsigned> blockLoops = {g.mLoop, g.nLoop};
   // Every tensor is read (and the result written) element for element as
-  // the GEMM's C: identity maps, images packed along m or n.
+  // the GEMM's C: identity maps, images packed along m or n. An input may
+  // also drop m or n (a bias over the columns), packed along the other: the
+  // kernel reads one texel for a block's rows or columns.
   auto asOperand = [&](OpOperand &operand) -> std::optional<GemmOperand> {
     auto type = cast<RankedTensorType>(operand.get().getType());
-    if (!e.getMatchingIndexingMap(&operand).isIdentity() ||
-        !type.getElementType().isF32())
+    AffineMap map = e.getMatchingIndexingMap(&operand);
+    if (!type.getElementType().isF32() || !map.isProjectedPermutation() ||
+        (!map.isIdentity() && e.isDpsInit(&operand)))
       return std::nullopt;
+    // Over the GEMM's loops: each of the epilogue's loops is a dim of C.
+    AffineMap loops = map.isIdentity() ? g.c.map : map.compose(g.c.map);
     std::optional<unsigned> packed =
-        blockPackedLoop(type, type.getEncoding(), g.c.map, blockLoops);
+        blockPackedLoop(type, type.getEncoding(), loops, blockLoops);
     if (!packed)
       return std::nullopt;
-    return GemmOperand{operand.get(), g.c.map, *packed,
-                       g.mLoop,       g.nLoop, operand.getOperandNumber()};
+    GemmOperand x{operand.get(), loops,   *packed,
+                  g.mLoop,       g.nLoop, operand.getOperandNumber()};
+    x.broadcast =
+        !loops.isFunctionOfDim(g.mLoop) || !loops.isFunctionOfDim(g.nLoop);
+    return x;
   };
   for (OpOperand *in : e.getDpsInputOperands()) {
     if (!isa<RankedTensorType>(in->get().getType()))
@@ -282,6 +289,34 @@ std::optional<GemmEpilogue> mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op,
   epilogue.output = *out;
   epilogue.output.value = e->getResult(0);
   return epilogue;
+}
+
+std::optional<GemmEpilogue>
+mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g,
+                             bool withOtherReaders) {
+  Value result = op->getResult(0);
+  if (result.hasOneUse())
+    return matchEpilogueOp(
+        op, g, dyn_cast<linalg::GenericOp>(*result.getUsers().begin()));
+  if (!withOtherReaders || result.use_empty())
+    return std::nullopt;
+  // The first reader in the block that can be one: the kernel runs where
+  // the GEMM is, before every reader.
+  SmallVector<linalg::GenericOp> readers;
+  for (Operation *user : result.getUsers())
+    if (auto generic = dyn_cast<linalg::GenericOp>(user);
+        generic && generic->getBlock() == op->getBlock() &&
+        !llvm::is_contained(readers, generic))
+      readers.push_back(generic);
+  llvm::sort(readers, [](linalg::GenericOp x, linalg::GenericOp y) {
+    return x->isBeforeInBlock(y);
+  });
+  for (linalg::GenericOp reader : readers)
+    if (std::optional<GemmEpilogue> e = matchEpilogueOp(op, g, reader)) {
+      e->keepsResult = true;
+      return e;
+    }
+  return std::nullopt;
 }
 
 bool mlir::fbl::movesElementsOnly(Operation *op) {
@@ -596,6 +631,9 @@ mlir::fbl::planGemmWithEpilogue(linalg::LinalgOp op, const GemmMatch &g,
                             layoutOf(type, type.getEncoding())};
   };
   k->output = accessOf(epilogue.output);
+  // C too, for its other readers (as many texels: the same shape).
+  if (epilogue.keepsResult)
+    k->outputs = 2;
   for (const GemmOperand &x : epilogue.inputs) {
     k->inputs.push_back(accessOf(x));
     k->inputOperands.push_back(x.operandNumber);

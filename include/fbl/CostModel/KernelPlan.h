@@ -32,6 +32,9 @@ struct GemmOperand {
   unsigned operandNumber;
   /// Its position among the kernel's inputs (set by the kernel builder).
   unsigned input = 0;
+  /// Indexed by only one of rowLoop and colLoop, the packed one (an
+  /// epilogue's bias): a block's rows, or columns, are one texel.
+  bool broadcast = false;
 };
 
 /// A contraction C[b, m, n] (+)= A * B that the GEMM kernels handle.
@@ -56,9 +59,14 @@ struct GemmMatch {
 /// An elementwise op that a GEMM kernel applies to its results before it
 /// stores them (its epilogue) instead of writing the GEMM's result for a
 /// kernel of its own to read back: an optimizer update `W - lr * dW`, an
-/// activation's backward `dA * gelu'(H)`, a residual add.
+/// activation's backward `dA * gelu'(H)`, a residual add. Where the GEMM's
+/// result has other readers too (a forward activation's input, re-read by
+/// its backward), the kernel stores both.
 struct GemmEpilogue {
   linalg::LinalgOp op;
+  /// Whether the kernel also stores the GEMM's result (C) for its other
+  /// readers.
+  bool keepsResult = false;
   /// The operand of `op` that the GEMM's result is.
   unsigned resultInput;
   /// Its other tensor inputs, read as 4x4 blocks over the GEMM's (m, n), as
@@ -68,17 +76,22 @@ struct GemmEpilogue {
   GemmOperand output;
 };
 
-/// The epilogue of GEMM `g` (`op`'s): the only user of its result when that
-/// is a `linalg.generic` over the result's shape with parallel loops, a
-/// scalar body that does not read its init, identity maps, and f32 images
-/// packed along m or n with aligned tiles (blocks, as C). fbl-lower-to-
-/// kernels emits one kernel for both; the cost model costs it with
-/// planGemmWithEpilogue.
+/// The epilogue of GEMM `g` (`op`'s): a user of its result that is a
+/// `linalg.generic` over the result's shape with parallel loops, a scalar
+/// body that does not read its init, identity maps (or, for inputs, maps
+/// that drop m or n: a bias), and f32 images packed along m or n with
+/// aligned tiles (blocks, as C). The only user, or, with
+/// `withOtherReaders` and several users, the first in the block that
+/// qualifies (keepsResult). fbl-lower-to-kernels emits one kernel for both;
+/// the cost model costs it with planGemmWithEpilogue.
 std::optional<GemmEpilogue> matchGemmEpilogue(linalg::LinalgOp op,
-                                              const GemmMatch &g);
+                                              const GemmMatch &g,
+                                              bool withOtherReaders = true);
 
-/// Whether `op` is the epilogue of the GEMM that computes one of its inputs.
-bool isGemmEpilogue(linalg::LinalgOp op);
+/// Whether `op` is the epilogue of the GEMM that computes one of its inputs
+/// (with `withOtherReaders`, one whose kernel also stores the GEMM's
+/// result).
+bool isGemmEpilogue(linalg::LinalgOp op, bool withOtherReaders = true);
 
 /// Whether one per-texel kernel writes all of `op`'s results, each texel to
 /// every output at the same place: parallel loops, results of one type,

@@ -53,8 +53,11 @@ static bool shouldFuse(OpOperand &operand) {
   if (!consumer.getMatchingIndexingMap(&operand).isIdentity() ||
       !linalg::areElementwiseOpsFusable(&operand))
     return false;
-  // A GEMM kernel computing either as its epilogue saves more.
-  if (isGemmEpilogue(consumer) || isGemmEpilogue(producer))
+  // A GEMM kernel computing either as its only reader's epilogue saves
+  // more; one that stores its result for other readers too saves about as
+  // much as this fusion, which goes first.
+  if (isGemmEpilogue(consumer, /*withOtherReaders=*/false) ||
+      isGemmEpilogue(producer, /*withOtherReaders=*/false))
     return false;
   // Fusion goes through one operand: a consumer reading a second result of
   // the producer would keep reading it from the producer's kernel.

@@ -118,9 +118,23 @@ struct LoweredUnit {
           values.push_back(v);
     return values;
   }
-  /// The values that replace the unit's results replace these.
-  ValueRange results() const {
-    return epilogue ? epilogue->getResults() : op->getResults();
+  /// The values that replace the unit's results replace these: the op's
+  /// (read by others than the epilogue where its kernel stores them too),
+  /// then the epilogue's.
+  SmallVector<Value> results() const {
+    SmallVector<Value> values(op->getResults());
+    if (epilogue)
+      llvm::append_range(values, epilogue->getResults());
+    return values;
+  }
+
+  /// A use of `result` (one of results()) outside the unit, or null: what
+  /// lowering the unit leaves to be replaced.
+  OpOperand *outsideUse(Value result) const {
+    for (OpOperand &use : result.getUses())
+      if (use.getOwner() != epilogue)
+        return &use;
+    return nullptr;
   }
 };
 
@@ -261,7 +275,7 @@ bool RepeatedKernels::copy(const LoweredUnit &unit, Operation *original,
     return false;
   const Lowered &l = it->second;
   for (auto [result, replacement] : llvm::zip(unit.results(), l.results))
-    if (!replacement && !result.use_empty())
+    if (!replacement && unit.outsideUse(result))
       return false;
   IRMapping mapping;
   SmallVector<Value> operands = unit.operands();
@@ -512,7 +526,7 @@ struct LowerToKernelsPass
         SmallVector<Value> operands = unit.operands();
         SmallVector<OpOperand *> uses;
         for (Value r : unit.results())
-          uses.push_back(r.use_empty() ? nullptr : &*r.use_begin());
+          uses.push_back(unit.outsideUse(r));
         Operation *before = op->getPrevNode();
         // The cost model's estimate of the kernel, asked before the op is
         // gone, goes on the dispatch that replaces it.

@@ -252,7 +252,7 @@ def FBLFuseMultiOutputPass
     layout (the generic kernel stores each texel to all outputs at one
     place), the consumer reads the producer's result at its own index, all
     other readers come after the consumer, and neither op is an epilogue a
-    GEMM kernel computes. The training pipeline runs it after layout
+    GEMM kernel computes as its result's only reader. The training pipeline runs it after layout
     selection, before fbl-lower-to-kernels; AdamW's moment updates and the
     parameter update that reads them become one kernel.
 
@@ -566,7 +566,11 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     register-tiled kernel, or the local-memory tiled one on targets with
     `local_tiled_gemm`; either carries `fbl.gemm` (batch, m, n, k, and the
     rows and columns of C a work-group computes), which the bundle's
-    manifest gives profiles. Scalar computations the kernels use
+    manifest gives profiles. A GEMM's kernel also computes an elementwise
+    reader of its result (`matchGemmEpilogue`: an optimizer update, an
+    activation's backward, a bias, residual add and activation) and stores
+    that reader's result, and C only where something else reads it too.
+    Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
 
     With `rows`, each row group (`matchRowGroups`: reductions over the

@@ -73,10 +73,25 @@ public:
         collectScalarInputs(in->get(), kb, seen);
   }
 
-  /// The type the kernel writes: the epilogue's result, else C.
-  RankedTensorType outputType() const {
-    return epilogue ? cast<RankedTensorType>(epilogue->output.value.getType())
-                    : g.resultType;
+  /// What the kernel writes, in order: C (unless an epilogue is its only
+  /// reader), then the epilogue's result.
+  SmallVector<const GemmOperand *> outputs() const {
+    SmallVector<const GemmOperand *> out;
+    if (!epilogue || epilogue->keepsResult)
+      out.push_back(&g.c);
+    if (epilogue)
+      out.push_back(&epilogue->output);
+    return out;
+  }
+
+  /// The types of outputs().
+  SmallVector<RankedTensorType> outputTypes() const {
+    SmallVector<RankedTensorType> types;
+    for (const GemmOperand *out : outputs())
+      types.push_back(out == &g.c
+                          ? g.resultType
+                          : cast<RankedTensorType>(out->value.getType()));
+    return types;
   }
 
   /// The epilogue's body applied to the 16 accumulators of the block at
@@ -223,8 +238,18 @@ public:
     return block;
   }
 
-  /// Reads `x`'s 4x4 block at loops `at` from its image.
+  /// Reads `x`'s 4x4 block at loops `at` from its image (one texel for a
+  /// broadcast operand, the same for every row or column).
   ScalarBlock readBlock(const GemmOperand &x, ArrayRef<Value> at) {
+    if (x.broadcast) {
+      Value texel = readTexel(x, at, ad.c(0));
+      ScalarBlock block(4, SmallVector<Value>(4));
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          block[i][j] = vector::ExtractOp::create(
+              b, loc, texel, x.packed == x.rowLoop ? i : j);
+      return block;
+    }
     SmallVector<Value> texels;
     for (int o = 0; o < 4; ++o)
       texels.push_back(readTexel(x, at, ad.c(o)));
@@ -297,16 +322,14 @@ public:
   }
 
   /// Stores each block's accumulators (`acc`, in the order of
-  /// `initialAccumulators`) as 4 whole texels of C, or of the epilogue's
-  /// result computed from them. With `tileM` x `tileN` (tiles of C),
-  /// a block beyond the end of a ragged M or N is not stored.
+  /// `initialAccumulators`) as 4 whole texels of each output: C, the
+  /// epilogue's result computed from them. With `tileM` x `tileN` (tiles of
+  /// C), a block beyond the end of a ragged M or N is not stored.
   void storeBlocks(ValueRange acc, ArrayRef<Value> mBlocks,
                    ArrayRef<Value> nBlocks, ArrayRef<Value> at,
                    int64_t tileM = 4, int64_t tileN = 4) {
-    const GemmOperand &out = epilogue ? epilogue->output : g.c;
-    RankedTensorType type = outputType();
-    unsigned cPacked = out.packed;
-    unsigned other = cPacked == g.mLoop ? g.nLoop : g.mLoop;
+    SmallVector<const GemmOperand *> outs = outputs();
+    SmallVector<RankedTensorType> types = outputTypes();
     int64_t first = 0;
     for (Value m : mBlocks)
       for (Value n : nBlocks) {
@@ -323,48 +346,55 @@ public:
         SmallVector<Value> origin = blockAt(at, m, n);
         SmallVector<Value> values(acc.begin() + first,
                                   acc.begin() + first + 16);
-        if (epilogue)
-          values = applyEpilogue(values, origin);
-        for (int o = 0; o < 4; ++o) {
-          OpBuilder::InsertionGuard texelGuard(b);
-          SmallVector<Value> loops = origin;
-          loops[other] = ad.add(origin[other], ad.c(o));
-          // A texel past a range that ends inside one: zeros where C's
-          // tiles pad the image (as every kernel leaves padding), nothing
-          // where the image ends at the range (tiles of 1).
-          Value zeroed;
-          if (partial(other)) {
-            Value inside = ad.lt(loops[other], g.ranges[other]);
-            if (padsAlong(out, type, other)) {
-              zeroed = inside;
-            } else {
-              auto guard = scf::IfOp::create(b, loc, inside, false);
-              b.setInsertionPointToStart(&guard.getThenRegion().front());
-            }
-          }
-          SmallVector<Value> idx;
-          for (AffineExpr e : out.map.getResults())
-            idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-          std::array<Value, 4> t = ad.texelOf(type, idx);
-          SmallVector<Value> channels;
-          for (int ch = 0; ch < 4; ++ch) {
-            int i = cPacked == g.mLoop ? ch : o,
-                j = cPacked == g.mLoop ? o : ch;
-            channels.push_back(values[i * 4 + j]);
-          }
-          Value texel =
-              vector::FromElementsOp::create(b, loc, texelType, channels);
-          if (zeroed)
-            texel = arith::SelectOp::create(b, loc, zeroed, texel,
-                                            ad.zero(texelType));
-          // Channels past the packed range are padding: zeros.
-          if (partial(cPacked))
-            texel = zeroChannelsPast(texel, cPacked, origin[cPacked]);
-          StoreTexelOp::create(b, loc, texel, kb.outputHandle(), t[0], t[1],
-                               t[2]);
-        }
+        for (auto [r, out] : llvm::enumerate(outs))
+          storeBlock(*out, types[r], r,
+                     out == &g.c ? values : applyEpilogue(values, origin),
+                     origin);
         first += 16;
       }
+  }
+
+  /// Stores the 16 `values` of the block at loops `origin` as 4 whole
+  /// texels of output `r` (`out`, of `type`).
+  void storeBlock(const GemmOperand &out, RankedTensorType type, unsigned r,
+                  ArrayRef<Value> values, ArrayRef<Value> origin) {
+    unsigned packed = out.packed;
+    unsigned other = packed == g.mLoop ? g.nLoop : g.mLoop;
+    for (int o = 0; o < 4; ++o) {
+      OpBuilder::InsertionGuard texelGuard(b);
+      SmallVector<Value> loops(origin);
+      loops[other] = ad.add(origin[other], ad.c(o));
+      // A texel past a range that ends inside one: zeros where C's tiles
+      // pad the image (as every kernel leaves padding), nothing where the
+      // image ends at the range (tiles of 1).
+      Value zeroed;
+      if (partial(other)) {
+        Value inside = ad.lt(loops[other], g.ranges[other]);
+        if (padsAlong(out, type, other)) {
+          zeroed = inside;
+        } else {
+          auto guard = scf::IfOp::create(b, loc, inside, false);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+        }
+      }
+      SmallVector<Value> idx;
+      for (AffineExpr e : out.map.getResults())
+        idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+      std::array<Value, 4> t = ad.texelOf(type, idx);
+      SmallVector<Value> channels;
+      for (int ch = 0; ch < 4; ++ch) {
+        int i = packed == g.mLoop ? ch : o, j = packed == g.mLoop ? o : ch;
+        channels.push_back(values[i * 4 + j]);
+      }
+      Value texel = vector::FromElementsOp::create(b, loc, texelType, channels);
+      if (zeroed)
+        texel =
+            arith::SelectOp::create(b, loc, zeroed, texel, ad.zero(texelType));
+      // Channels past the packed range are padding: zeros.
+      if (partial(packed))
+        texel = zeroChannelsPast(texel, packed, origin[packed]);
+      StoreTexelOp::create(b, loc, texel, kb.outputHandle(r), t[0], t[1], t[2]);
+    }
   }
 
   KernelBuilder kb;
@@ -392,7 +422,7 @@ buildRegisterTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   Location loc = gb.loc;
   int64_t mBlockCount = llvm::divideCeil(g.ranges[g.mLoop], 4);
   int64_t nBlockCount = llvm::divideCeil(g.ranges[g.nLoop], 4);
-  kb.begin(("k" + Twine(counter++) + "_gemm").str(), gb.outputType(),
+  kb.begin(("k" + Twine(counter++) + "_gemm").str(), gb.outputTypes(),
            {nBlockCount, mBlockCount, g.batch});
   auto [bx, by, bz] = gb.workItems();
   // The grid is rounded up to whole work-groups: skip the padding.
@@ -687,7 +717,7 @@ buildLocalTiledGemm(linalg::LinalgOp op, const GemmMatch &match,
   Addressing &ad = gb.ad;
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
-  kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), gb.outputType(),
+  kb.begin(("k" + Twine(counter++) + "_gemm_local").str(), gb.outputTypes(),
            {tile.tilesAlongN(g.ranges[g.nLoop]) * tile.cols(),
             tile.tilesAlongM(g.ranges[g.mLoop]) * tile.rows(), g.batch},
            {tile.cols(), tile.rows(), 1});
@@ -877,8 +907,9 @@ FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
           op.getContext(), {g->batch, g->ranges[g->mLoop], g->ranges[g->nLoop],
                             g->ranges[g->kLoop], tileRows, tileCols}));
   if (epilogue) {
-    // The kernel computes the epilogue's result: the op it replaces.
-    epilogue->op->getResult(0).replaceAllUsesWith(dispatch.getResult(0));
+    // The kernel computes the epilogue's result (its last): the op it
+    // replaces. C, where it stores it, is its first (the caller's).
+    epilogue->op->getResult(0).replaceAllUsesWith(dispatch.getResults().back());
     epilogue->op->erase();
   }
   return dispatch;

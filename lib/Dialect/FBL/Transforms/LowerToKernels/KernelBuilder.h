@@ -91,8 +91,8 @@ public:
              ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {}) {
     begin(name, ArrayRef<RankedTensorType>(resultType), items, workgroup);
   }
-  /// The same for a kernel writing several fresh tensors of one type at the
-  /// same places (forEachOutputTexel stores each texel to all of them).
+  /// The same for a kernel writing several fresh tensors (of one type at the
+  /// same places, forEachOutputTexel stores each texel to all of them).
   void begin(StringRef name, ArrayRef<RankedTensorType> resultTypes,
              ArrayRef<int64_t> items, ArrayRef<int64_t> workgroup = {});
 
