@@ -114,16 +114,16 @@ config.environment["PYTHONPATH"] = os.path.join(config.fbl_obj_root,
 python = "/usr/bin/python3"
 # A sanitized build (LLVM_USE_SANITIZER): tests run with the options and
 # suppressions CMake chose (FBLSanitizers.cmake), then the user's own, which
-# win; a user's OpenCL driver list replaces CMake's. Python loads
-# libfbl_runtime through ctypes: the uninstrumented interpreter needs the
-# ASan runtime preloaded.
+# win (the *_OPTIONS lists joined, any other variable replaced: the OpenCL
+# driver list). Python loads libfbl_runtime through ctypes: the
+# uninstrumented interpreter needs the ASan runtime preloaded.
 for entry in filter(None, config.fbl_sanitizer_env.split(";")):
     name, value = entry.split("=", 1)
     user = os.environ.get(name)
-    if name.startswith("OCL_ICD_"):
-        config.environment[name] = user or value
-    else:
+    if name.endswith("_OPTIONS"):
         config.environment[name] = value + (":" + user if user else "")
+    else:
+        config.environment[name] = user or value
 if config.fbl_asan_runtime:
     config.available_features.add("asan")
     python = "env LD_PRELOAD={} {}".format(config.fbl_asan_runtime, python)

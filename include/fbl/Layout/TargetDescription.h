@@ -552,19 +552,14 @@ inline const TargetDescription &presetForDevice(const std::string &vendor,
   return *findPreset("pocl-cpu");
 }
 
-/// The execution-model fields of `e`, each as ", key = value".
-inline std::string executionFields(const ExecutionModel &e) {
+/// The integer fields `fields` of `part` (the execution model, the kernel
+/// argument limits), each as ", key = value".
+template <typename Part, size_t N>
+inline std::string integerFields(const IntegerField<Part> (&fields)[N],
+                                 const Part &part) {
   std::string s;
-  for (const ExecutionField &f : kExecutionFields)
-    s += std::string(", ") + f.key + " = " + std::to_string(e.*f.member);
-  return s;
-}
-
-/// The kernel argument limits of `l`, each as ", key = value".
-inline std::string argumentFields(const KernelArgumentLimits &l) {
-  std::string s;
-  for (const auto &f : kKernelArgumentFields)
-    s += std::string(", ") + f.key + " = " + std::to_string(l.*f.member);
+  for (const IntegerField<Part> &f : fields)
+    s += std::string(", ") + f.key + " = " + std::to_string(part.*f.member);
   return s;
 }
 
@@ -639,7 +634,8 @@ inline std::string printAttribute(const TargetDescription &t) {
          (t.gemmVariants.empty()
               ? std::string()
               : ", gemm_variants = " + variantsText(t.gemmVariants)) +
-         executionFields(t.execution) + argumentFields(t.kernelArguments) + ">";
+         integerFields(kExecutionFields, t.execution) +
+         integerFields(kKernelArgumentFields, t.kernelArguments) + ">";
 }
 
 } // namespace fbl::target

@@ -88,9 +88,7 @@ public:
   SmallVector<RankedTensorType> outputTypes() const {
     SmallVector<RankedTensorType> types;
     for (const GemmOperand *out : outputs())
-      types.push_back(out == &g.c
-                          ? g.resultType
-                          : cast<RankedTensorType>(out->value.getType()));
+      types.push_back(cast<RankedTensorType>(out->value.getType()));
     return types;
   }
 
