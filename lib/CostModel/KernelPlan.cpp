@@ -691,6 +691,16 @@ int64_t RowGroup::groupSize() const {
   return std::min<int64_t>(llvm::PowerOf2Ceil(texels), kRowKernelMaxGroupSize);
 }
 
+int64_t RowGroup::turns() const {
+  return llvm::divideCeil(llvm::divideCeil(length, fl::kTexelChannels),
+                          groupSize());
+}
+
+bool RowGroup::holdsRows() const {
+  // A turn reads a texel of each row, or 4 texels of packed rows.
+  return turns() * rowsPerGroup() <= kRowKernelHeldTexels;
+}
+
 SmallVector<linalg::LinalgOp> RowGroup::storedMembers() const {
   SmallVector<linalg::LinalgOp> stored;
   for (linalg::LinalgOp op : members)

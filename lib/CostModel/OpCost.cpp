@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -127,6 +128,7 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
   for (linalg::LinalgOp m : group.storedMembers())
     stored.insert(m);
   llvm::SmallPtrSet<void *, 8> read;
+  llvm::DenseSet<std::pair<Value, AffineMap>> held;
   fc::KernelCost c;
   c.launches = 1;
   int64_t reductions = 0;
@@ -153,6 +155,11 @@ fc::KernelCost OpCostModel::rowKernelCost(const RowGroup &group) {
       fc::ReadCost r = fc::readCost(*k, i, rowDevice);
       if (!read.insert(v.getAsOpaquePointer()).second)
         r.misses = 0;
+      // A work-item that holds its rows reads a tensor once for all passes.
+      AffineMap map =
+          m.getMatchingIndexingMap(&m->getOpOperand(k->inputOperands[i]));
+      if (group.holdsRows() && !held.insert({v, map}).second)
+        r.fetches = 0;
       reads.push_back(r);
     }
     fc::KernelCost member = fc::launchCost(*k, reads, device);

@@ -147,6 +147,11 @@ constexpr int64_t kRowKernelMaxGroupSize = 128;
 /// The most turns (texels of its row per pass) a work-item of a row kernel
 /// takes: longer rows are split by fbl-split-reductions (takenByRowKernel).
 constexpr int64_t kRowKernelMaxTurns = 16;
+/// The most texels of one tensor a work-item of a row kernel holds in
+/// registers (its turns times the texels it reads a turn): a row kernel
+/// within it reads each tensor once, its later passes over the row take
+/// the texels from registers (RowGroup::holdsRows).
+constexpr int64_t kRowKernelHeldTexels = 8;
 
 /// Ops that one row kernel computes: reductions over the last loop of a row
 /// (a softmax's maximum and sum, a norm's statistics, a backward's sum of
@@ -179,6 +184,12 @@ struct RowGroup {
   /// The work-items of a work-group: enough to give each one texel of the
   /// row (a power of two, at most 128; longer rows take turns).
   int64_t groupSize() const;
+  /// The turns a work-item takes along the row in each pass.
+  int64_t turns() const;
+  /// Whether a work-item holds the texels it reads in registers from one
+  /// pass over the row to the next (kRowKernelHeldTexels): its turns are
+  /// unrolled and each tensor is read once, not once per pass.
+  bool holdsRows() const;
   /// The members whose results the kernel stores, in the order of its
   /// outputs: the sinks (elementwise over whole rows), then storedRowValues.
   SmallVector<linalg::LinalgOp> storedMembers() const;

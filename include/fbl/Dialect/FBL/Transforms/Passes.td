@@ -392,7 +392,12 @@ def FBLSplitReductionsPass
     [C/G, H, W] = [10, 32, 32] were 64 rows of 10240, one work-item each
     (0.8 ms each on the H200); a convolution's bias gradient over [N, H, W]
     likewise. Constant results of the output map (a keepdim's unit dims)
-    are dropped from the partial result.
+    are dropped from the partial result. A partial stage left with one
+    reduction loop is then split along it as any row reduction is:
+    Whisper-tiny's first convolution's bias gradient over 8 images x 3000
+    frames became 384 x 8 rows of 3000, 768 work-items walking a row each
+    (0.84 ms of its full step on the H100), and now 25 chunks of 120 per
+    row (the full step 2.6% faster).
 
     ```mlir
     %s = linalg.generic {iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}

@@ -10,9 +10,10 @@
 // local memory (a tree of halvings, one barrier a level) and every
 // work-item reads the row's value back. Elementwise members store their
 // rows' texels as they compute them; a row value read outside is stored by
-// the work-group's first work-item. A softmax forward reads its scores
-// once from memory (later passes over the row hit the cache) instead of
-// once per kernel, and three launches become one.
+// the work-group's first work-item. Where a work-item's texels of the row
+// fit in registers (RowGroup::holdsRows) its turns are unrolled and each
+// tensor is read once for all passes: a softmax forward reads its scores
+// once instead of once per pass, and three launches become one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,11 @@ private:
   /// Whether iteration `lane` of the step at `t` lies in the row (null:
   /// always).
   Value laneInside(Value t, unsigned lane);
+  /// The step of unrolled turn `k` (holdsRows) and whether it lies in the
+  /// row (null: always); past the row, the row's last step.
+  std::pair<Value, Value> turnAt(int64_t k);
+  /// `x && y`, where null stands for true.
+  Value both(Value x, Value y) { return !x ? y : !y ? x : a.andi(x, y); }
   /// `then` under `cond` (null: always).
   void guarded(Value cond, function_ref<void()> then);
   /// The work-group's partials combined (a tree of halvings in local
@@ -90,8 +96,11 @@ private:
   Value item, scratch;
   /// Values per row: the results of reductions and scalar members.
   llvm::DenseMap<Value, SmallVector<Value>> rowValues;
-  /// Texels read at the current step, per operand and row (or iteration).
-  llvm::DenseMap<std::pair<OpOperand *, unsigned>, Value> texels;
+  /// Texels read at the current step, per tensor, map, row (or iteration)
+  /// and turn (holdsRows: all the work-item's turns, kept for every pass).
+  llvm::DenseMap<std::tuple<Value, AffineMap, unsigned, int64_t>, Value> texels;
+  /// The unrolled turn being emitted (holdsRows), else 0.
+  int64_t turn = 0;
   /// Reads that are the same along the row, per tensor, map and row.
   llvm::DenseMap<std::tuple<Value, AffineMap, unsigned>, Value> rowInvariant;
   Value step;
@@ -110,6 +119,17 @@ SmallVector<Value> RowKernelEmitter::indexAt(AffineMap map, ValueRange ivs) {
       idx.push_back(a.c(cast<AffineConstantExpr>(e).getValue()));
   }
   return idx;
+}
+
+std::pair<Value, Value> RowKernelEmitter::turnAt(int64_t k) {
+  int64_t size = group.groupSize();
+  int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
+  Value t = k == 0 ? item : a.add(item, a.c(k * size));
+  if ((k + 1) * size <= steps)
+    return {t, Value()};
+  Value inside = a.lt(t, steps);
+  // Never a read past the row: its values are dropped.
+  return {arith::SelectOp::create(b, loc, inside, t, a.c(steps - 1)), inside};
 }
 
 Value RowKernelEmitter::laneInside(Value t, unsigned lane) {
@@ -166,7 +186,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
     AffineExpr along = packed >= 0 ? map.getResult(packed) : AffineExpr();
     // Packed along the row: one texel holds the step's 4 iterations.
     if (along && along == b.getAffineDimExpr(rowLoop)) {
-      Value &texel = texels[{&operand, r}];
+      Value &texel = texels[{v, map, r, turn}];
       if (!texel) {
         SmallVector<Value> first(ivs);
         first.back() = a.mul(step, fl::kTexelChannels);
@@ -179,7 +199,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
     // Packed along the rows the work-group takes: one texel holds its rows.
     if (along && group.packedRow >= 0 &&
         along == b.getAffineDimExpr(group.packedRow)) {
-      Value &texel = texels[{&operand, numRows + lane}];
+      Value &texel = texels[{v, map, numRows + lane, turn}];
       if (!texel) {
         SmallVector<Value> first(base);
         first.push_back(ivs.back());
@@ -267,28 +287,43 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
   int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
   // Each work-item's partials over the texels it strides to, from the
   // combiner's neutral element (the op's initial value joins once, last).
-  SmallVector<Value> start(numRows,
-                           arith::ConstantOp::create(b, loc, combiner.neutral));
-  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), start);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    texels.clear();
-    Value t = step = loop.getInductionVar();
-    SmallVector<Value> accs(loop.getRegionIterArgs());
+  SmallVector<Value> accs(numRows,
+                          arith::ConstantOp::create(b, loc, combiner.neutral));
+  // Adds the texels of the step at `t` where `inside` (null: always).
+  auto accumulate = [&](Value t, Value inside) -> LogicalResult {
+    step = t;
     for (unsigned r = 0; r < numRows; ++r)
       for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
         Value next = body(op, rowIvs(r, t, lane), r, lane, accs[r]);
         if (!next)
           return failure();
-        if (Value inside = laneInside(t, lane))
-          next = arith::SelectOp::create(b, loc, inside, next, accs[r]);
+        if (Value in = both(inside, laneInside(t, lane)))
+          next = arith::SelectOp::create(b, loc, in, next, accs[r]);
         accs[r] = next;
       }
+    return success();
+  };
+  if (group.holdsRows()) {
+    for (turn = 0; turn < group.turns(); ++turn) {
+      auto [t, inside] = turnAt(turn);
+      if (failed(accumulate(t, inside)))
+        return failure();
+    }
+    turn = 0;
+  } else {
+    auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), accs);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    texels.clear();
+    accs.assign(loop.getRegionIterArgs().begin(),
+                loop.getRegionIterArgs().end());
+    if (failed(accumulate(loop.getInductionVar(), Value())))
+      return failure();
     scf::YieldOp::create(b, loc, accs);
     texels.clear();
+    accs.assign(loop.getResults().begin(), loop.getResults().end());
   }
-  SmallVector<Value> totals(loop.getResults());
+  SmallVector<Value> totals(accs);
   if (size > 1)
     totals = reduceInGroup(totals, combiner);
   // The op's initial value joins once, where it is not the neutral one.
@@ -337,81 +372,93 @@ RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
 LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
   int64_t size = group.groupSize();
   int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
-  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  texels.clear();
-  Value t = step = loop.getInductionVar();
   OpResult result = op->getResult(0);
   Value handle = kb.outputHandle(outputOf.lookup(op));
   auto type = cast<RankedTensorType>(result.getType());
   AffineMap out = op.getIndexingMapMatchingResult(result);
-  // values[r][lane]: row r's element at iteration `lane` of the step.
-  SmallVector<SmallVector<Value, 4>> values(numRows);
-  for (unsigned r = 0; r < numRows; ++r)
-    for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-      Value v = body(op, rowIvs(r, t, lane), r, lane, Value());
-      if (!v)
-        return failure();
-      values[r].push_back(v);
-    }
-  texels.clear();
-  if (isa<BufferLayoutAttr>(type.getEncoding())) {
-    for (unsigned r = 0; r < numRows; ++r)
-      for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-        Value inside = laneInside(t, lane);
-        if (rowValid[r])
-          inside = a.andi(inside, rowValid[r]);
-        guarded(inside, [&] {
-          StoreElementOp::create(
-              b, loc, values[r][lane], handle,
-              a.linear(type, indexAt(out, rowIvs(r, t, lane))));
-        });
-      }
-    return success();
-  }
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   auto texelType = VectorType::get({4}, b.getF32Type());
-  int packed = layoutOf(type, type.getEncoding()).packedDim();
-  if (out.getDimPosition(packed) == rowLoop) {
-    // Whole texels along each row; channels past the row are padding,
-    // written as zero.
-    for (unsigned r = 0; r < numRows; ++r) {
-      SmallVector<Value> channels;
+  // Computes and stores the texels of the step at `t` where `inside` (null:
+  // always).
+  auto storeStep = [&](Value t, Value inside) -> LogicalResult {
+    step = t;
+    // values[r][lane]: row r's element at iteration `lane` of the step.
+    SmallVector<SmallVector<Value, 4>> values(numRows);
+    for (unsigned r = 0; r < numRows; ++r)
       for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-        Value v = values[r][lane];
-        if (Value inside = laneInside(t, lane))
-          v = arith::SelectOp::create(b, loc, inside, v, zero);
-        channels.push_back(v);
+        Value v = body(op, rowIvs(r, t, lane), r, lane, Value());
+        if (!v)
+          return failure();
+        values[r].push_back(v);
       }
-      guarded(rowValid[r], [&] {
-        std::array<Value, 4> at =
-            a.texelOf(type, indexAt(out, rowIvs(r, t, 0)));
+    if (isa<BufferLayoutAttr>(type.getEncoding())) {
+      for (unsigned r = 0; r < numRows; ++r)
+        for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane)
+          guarded(both(inside, both(laneInside(t, lane), rowValid[r])), [&] {
+            StoreElementOp::create(
+                b, loc, values[r][lane], handle,
+                a.linear(type, indexAt(out, rowIvs(r, t, lane))));
+          });
+      return success();
+    }
+    int packed = layoutOf(type, type.getEncoding()).packedDim();
+    if (out.getDimPosition(packed) == rowLoop) {
+      // Whole texels along each row; channels past the row are padding,
+      // written as zero.
+      for (unsigned r = 0; r < numRows; ++r) {
+        SmallVector<Value> channels;
+        for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+          Value v = values[r][lane];
+          if (Value in = laneInside(t, lane))
+            v = arith::SelectOp::create(b, loc, in, v, zero);
+          channels.push_back(v);
+        }
+        guarded(both(inside, rowValid[r]), [&] {
+          std::array<Value, 4> at =
+              a.texelOf(type, indexAt(out, rowIvs(r, t, 0)));
+          Value texel =
+              vector::FromElementsOp::create(b, loc, texelType, channels);
+          StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
+        });
+      }
+      return success();
+    }
+    // Texels of the work-group's 4 rows, one per iteration of the step;
+    // rows past the end are padding, written as zero.
+    for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
+      SmallVector<Value> channels;
+      for (unsigned r = 0; r < fl::kTexelChannels; ++r)
+        channels.push_back(
+            rowValid[r] ? Value(arith::SelectOp::create(b, loc, rowValid[r],
+                                                        values[r][lane], zero))
+                        : values[r][lane]);
+      guarded(both(inside, laneInside(t, lane)), [&] {
+        SmallVector<Value> ivs(base);
+        ivs.push_back(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)));
+        std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivs));
         Value texel =
             vector::FromElementsOp::create(b, loc, texelType, channels);
         StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
       });
     }
     return success();
+  };
+  if (group.holdsRows()) {
+    for (turn = 0; turn < group.turns(); ++turn) {
+      auto [t, inside] = turnAt(turn);
+      if (failed(storeStep(t, inside)))
+        return failure();
+    }
+    turn = 0;
+    return success();
   }
-  // Texels of the work-group's 4 rows, one per iteration of the step; rows
-  // past the end are padding, written as zero.
-  for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
-    SmallVector<Value> channels;
-    for (unsigned r = 0; r < fl::kTexelChannels; ++r)
-      channels.push_back(rowValid[r]
-                             ? Value(arith::SelectOp::create(
-                                   b, loc, rowValid[r], values[r][lane], zero))
-                             : values[r][lane]);
-    guarded(laneInside(t, lane), [&] {
-      SmallVector<Value> ivs(base);
-      ivs.push_back(a.add(a.mul(t, fl::kTexelChannels), a.c(lane)));
-      std::array<Value, 4> at = a.texelOf(type, indexAt(out, ivs));
-      Value texel = vector::FromElementsOp::create(b, loc, texelType, channels);
-      StoreTexelOp::create(b, loc, texel, handle, at[0], at[1], at[2]);
-    });
-  }
-  return success();
+  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  texels.clear();
+  LogicalResult status = storeStep(loop.getInductionVar(), Value());
+  texels.clear();
+  return status;
 }
 
 LogicalResult RowKernelEmitter::emit() {
