@@ -186,20 +186,36 @@ bool mlir::fbl::writesResultsTogether(linalg::LinalgOp op) {
          });
 }
 
-bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op, bool withOtherReaders) {
+std::optional<GemmEpilogueKinds> GemmEpilogueKinds::named(StringRef name) {
+  GemmEpilogueKinds k;
+  if (name == "all")
+    return k;
+  if (name == "none") {
+    k.any = false;
+    return k;
+  }
+  k.besideOtherReaders = name != "sole-reader" && name != "sole-same-shape";
+  k.broadcastInputs = name != "same-shape" && name != "sole-same-shape";
+  if (k.besideOtherReaders && k.broadcastInputs)
+    return std::nullopt;
+  return k;
+}
+
+bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op, GemmEpilogueKinds kinds) {
   for (Value v : op.getDpsInputs())
     if (auto gemm = v.getDefiningOp<linalg::LinalgOp>())
       if (std::optional<GemmMatch> g = matchGemm(gemm))
-        if (std::optional<GemmEpilogue> e =
-                matchGemmEpilogue(gemm, *g, withOtherReaders);
+        if (std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g, kinds);
             e && e->op == op)
           return true;
   return false;
 }
 
 /// `e` as the epilogue of GEMM `g` (`op`'s), if it can be one.
-static std::optional<GemmEpilogue>
-matchEpilogueOp(linalg::LinalgOp op, const GemmMatch &g, linalg::GenericOp e) {
+static std::optional<GemmEpilogue> matchEpilogueOp(linalg::LinalgOp op,
+                                                   const GemmMatch &g,
+                                                   linalg::GenericOp e,
+                                                   GemmEpilogueKinds kinds) {
   Value result = op->getResult(0);
   if (!e || e->getNumResults() != 1 || e.getNumDpsInits() != 1 ||
       e.getNumParallelLoops() != e.getNumLoops() ||
@@ -266,6 +282,8 @@ matchEpilogueOp(linalg::LinalgOp op, const GemmMatch &g, linalg::GenericOp e) {
                   g.mLoop,       g.nLoop, operand.getOperandNumber()};
     x.broadcast =
         !loops.isFunctionOfDim(g.mLoop) || !loops.isFunctionOfDim(g.nLoop);
+    if (x.broadcast && !kinds.broadcastInputs)
+      return std::nullopt;
     return x;
   };
   for (OpOperand *in : e.getDpsInputOperands()) {
@@ -293,12 +311,14 @@ matchEpilogueOp(linalg::LinalgOp op, const GemmMatch &g, linalg::GenericOp e) {
 
 std::optional<GemmEpilogue>
 mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g,
-                             bool withOtherReaders) {
+                             GemmEpilogueKinds kinds) {
   Value result = op->getResult(0);
+  if (!kinds.any)
+    return std::nullopt;
   if (result.hasOneUse())
     return matchEpilogueOp(
-        op, g, dyn_cast<linalg::GenericOp>(*result.getUsers().begin()));
-  if (!withOtherReaders || result.use_empty())
+        op, g, dyn_cast<linalg::GenericOp>(*result.getUsers().begin()), kinds);
+  if (!kinds.besideOtherReaders || result.use_empty())
     return std::nullopt;
   // The first reader in the block that can be one: the kernel runs where
   // the GEMM is, before every reader.
@@ -312,7 +332,7 @@ mlir::fbl::matchGemmEpilogue(linalg::LinalgOp op, const GemmMatch &g,
     return x->isBeforeInBlock(y);
   });
   for (linalg::GenericOp reader : readers)
-    if (std::optional<GemmEpilogue> e = matchEpilogueOp(op, g, reader)) {
+    if (std::optional<GemmEpilogue> e = matchEpilogueOp(op, g, reader, kinds)) {
       e->keepsResult = true;
       return e;
     }

@@ -1,4 +1,8 @@
 // RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels | FileCheck %s
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels=gemm-epilogues=none | FileCheck %s --check-prefix=NONE
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels=gemm-epilogues=sole-reader | FileCheck %s --check-prefix=SOLE
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels=gemm-epilogues=same-shape | FileCheck %s --check-prefix=SAME
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels=gemm-epilogues=sole-same-shape | FileCheck %s --check-prefix=BEFORE
 
 // A GEMM whose only user is an elementwise op over its result computes that
 // op too (its epilogue): the optimizer update W - lr * dW of a weight
@@ -20,6 +24,19 @@
 // CHECK-COUNT-4:   fbl.store_texel
 // CHECK-NOT:     fbl.dispatch
 // CHECK:         return %[[R]]
+// Without epilogues (gemm-epilogues=none) the update is a kernel of its
+// own; every other kind computes it in the GEMM's kernel.
+// NONE-LABEL:  func.func @sgd_update_in_the_gemm(
+// NONE:          %[[C:.+]] = fbl.dispatch @k0_gemm
+// NONE:          fbl.dispatch @k1_generic ins(%{{.*}}, %[[C]] :
+// SOLE-LABEL:  func.func @sgd_update_in_the_gemm(
+// SOLE:          fbl.dispatch @k0_gemm
+// SOLE-NOT:      fbl.dispatch
+// SOLE:          return
+// BEFORE-LABEL: func.func @sgd_update_in_the_gemm(
+// BEFORE:        fbl.dispatch @k0_gemm
+// BEFORE-NOT:    fbl.dispatch
+// BEFORE:        return
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>
@@ -58,6 +75,17 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-COUNT-4:   fbl.store_texel %{{.*}}, %[[U]][
 // CHECK-NOT:     fbl.dispatch
 // CHECK:         return %[[R]]#1, %[[R]]#0
+// A reader beside others is left to a kernel of its own where only sole
+// readers are epilogues (sole-reader, sole-same-shape); same-shape keeps it.
+// SOLE-LABEL:  func.func @result_with_two_uses_is_stored_too(
+// SOLE:          %[[C:.+]] = fbl.dispatch @k0_gemm {{.*}} outs(%{{.*}} : tensor<8x16xf32, #fbl.channel_packed<packed = 1>>)
+// SOLE:          fbl.dispatch @k1_generic ins(%{{.*}}, %[[C]] :
+// BEFORE-LABEL: func.func @result_with_two_uses_is_stored_too(
+// BEFORE:        fbl.dispatch @k1_generic
+// SAME-LABEL:  func.func @result_with_two_uses_is_stored_too(
+// SAME:          fbl.dispatch @k0_gemm {{.*}} outs(%{{.*}}, %{{.*}} :
+// SAME-NOT:      fbl.dispatch
+// SAME:          return
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>
@@ -132,6 +160,17 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // CHECK-COUNT-4:   fbl.store_texel
 // CHECK-NOT:     fbl.dispatch
 // CHECK:         return %[[R]]
+// An input that drops m or n is not read in the kernel under same-shape
+// (and sole-same-shape): the bias add is a kernel of its own.
+// SAME-LABEL:  func.func @bias_along_n_in_the_gemm(
+// SAME:          %[[C:.+]] = fbl.dispatch @k0_gemm
+// SAME:          fbl.dispatch @k1_generic ins(%[[C]], %{{.*}} :
+// BEFORE-LABEL: func.func @bias_along_n_in_the_gemm(
+// BEFORE:        fbl.dispatch @k1_generic
+// SOLE-LABEL:  func.func @bias_along_n_in_the_gemm(
+// SOLE:          fbl.dispatch @k0_gemm
+// SOLE-NOT:      fbl.dispatch
+// SOLE:          return
 #pc = #fbl.channel_packed<packed = 1>
 #pr = #fbl.channel_packed<packed = 0>
 #id = affine_map<(i, j) -> (i, j)>

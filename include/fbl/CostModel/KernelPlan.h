@@ -76,22 +76,45 @@ struct GemmEpilogue {
   GemmOperand output;
 };
 
+/// Which elementwise readers of a GEMM's result its kernel may compute
+/// (fbl-lower-to-kernels' `gemm-epilogues`; every kind by default). Leaving
+/// a kind out measures what it gains on a device.
+struct GemmEpilogueKinds {
+  /// Any epilogue at all.
+  bool any = true;
+  /// A reader beside others, whose kernel stores C too (keepsResult).
+  bool besideOtherReaders = true;
+  /// Inputs that drop m or n (a bias, a scale), one texel per block.
+  bool broadcastInputs = true;
+
+  /// The kinds `name` selects: "all", "none", "sole-reader" (no reader
+  /// beside others), "same-shape" (no broadcast inputs), "sole-same-shape"
+  /// (neither: the epilogues of fbl before 2026-12-07); nullopt for any
+  /// other name.
+  static std::optional<GemmEpilogueKinds> named(StringRef name);
+  /// Only readers that are their GEMM's result's only one.
+  static GemmEpilogueKinds soleReaders() {
+    GemmEpilogueKinds k;
+    k.besideOtherReaders = false;
+    return k;
+  }
+};
+
 /// The epilogue of GEMM `g` (`op`'s): a user of its result that is a
 /// `linalg.generic` over the result's shape with parallel loops, a scalar
 /// body that does not read its init, identity maps (or, for inputs, maps
 /// that drop m or n: a bias), and f32 images packed along m or n with
-/// aligned tiles (blocks, as C). The only user, or, with
-/// `withOtherReaders` and several users, the first in the block that
-/// qualifies (keepsResult). fbl-lower-to-kernels emits one kernel for both;
-/// the cost model costs it with planGemmWithEpilogue.
+/// aligned tiles (blocks, as C). The only user, or, where `kinds` takes
+/// readers beside others and there are several users, the first in the
+/// block that qualifies (keepsResult). fbl-lower-to-kernels emits one
+/// kernel for both; the cost model costs it with planGemmWithEpilogue.
 std::optional<GemmEpilogue> matchGemmEpilogue(linalg::LinalgOp op,
                                               const GemmMatch &g,
-                                              bool withOtherReaders = true);
+                                              GemmEpilogueKinds kinds = {});
 
-/// Whether `op` is the epilogue of the GEMM that computes one of its inputs
-/// (with `withOtherReaders`, one whose kernel also stores the GEMM's
-/// result).
-bool isGemmEpilogue(linalg::LinalgOp op, bool withOtherReaders = true);
+/// Whether `op` is the epilogue of `kinds` of the GEMM that computes one
+/// of its inputs.
+bool isGemmEpilogue(linalg::LinalgOp op, GemmEpilogueKinds kinds = {});
 
 /// Whether one per-texel kernel writes all of `op`'s results, each texel to
 /// every output at the same place: parallel loops, results of one type,

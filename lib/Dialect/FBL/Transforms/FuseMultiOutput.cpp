@@ -56,8 +56,8 @@ static bool shouldFuse(OpOperand &operand) {
   // A GEMM kernel computing either as its only reader's epilogue saves
   // more; one that stores its result for other readers too saves about as
   // much as this fusion, which goes first.
-  if (isGemmEpilogue(consumer, /*withOtherReaders=*/false) ||
-      isGemmEpilogue(producer, /*withOtherReaders=*/false))
+  if (isGemmEpilogue(consumer, GemmEpilogueKinds::soleReaders()) ||
+      isGemmEpilogue(producer, GemmEpilogueKinds::soleReaders()))
     return false;
   // Fusion goes through one operand: a consumer reading a second result of
   // the producer would keep reading it from the producer's kernel.

@@ -62,13 +62,15 @@ using namespace mlir::fbl::kernels;
 /// lowering.
 static LogicalResult lowerOp(Operation *op, const ReadThrough &through,
                              TargetAttr target, unsigned &counter,
-                             const InsertSum *sum) {
+                             const InsertSum *sum,
+                             GemmEpilogueKinds epilogues) {
   if (sum) {
     lowerInsertSum(op, *sum, through, target, counter);
     return success();
   }
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    FailureOr<DispatchOp> gemm = lowerContraction(linalgOp, target, counter);
+    FailureOr<DispatchOp> gemm =
+        lowerContraction(linalgOp, target, counter, epilogues);
     if (failed(gemm))
       return lowerLinalg(linalgOp, target, counter);
     linalgOp->getResult(0).replaceAllUsesWith(gemm->getResult(0));
@@ -304,7 +306,8 @@ bool RepeatedKernels::copy(const LoweredUnit &unit, Operation *original,
 
 /// The cost model's estimate of the kernel that lowering `unit` emits.
 static ::fbl::cost::KernelCost estimateOf(const LoweredUnit &unit,
-                                          OpCostModel &costs) {
+                                          OpCostModel &costs,
+                                          GemmEpilogueKinds epilogues) {
   if (auto relayout = dyn_cast<RelayoutOp>(unit.op))
     return costs.relayoutCost(relayout.getType(),
                               relayout.getSource().getType().getEncoding(),
@@ -313,7 +316,7 @@ static ::fbl::cost::KernelCost estimateOf(const LoweredUnit &unit,
     return costs.opCost(unit.op);
   auto gemm = cast<linalg::LinalgOp>(unit.op);
   std::optional<GemmMatch> g = matchGemm(gemm);
-  std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g);
+  std::optional<GemmEpilogue> e = matchGemmEpilogue(gemm, *g, epilogues);
   std::optional<::fbl::cost::KernelShape> plan =
       planGemmWithEpilogue(gemm, *g, *e, costs.getTarget());
   return ::fbl::cost::kernelCost(*plan, costs.getDevice());
@@ -405,6 +408,14 @@ struct LowerToKernelsPass
       if (failed(verifyProjectedPermutationMaps(func, "fbl-lower-to-kernels",
                                                 "lower")))
         return signalPassFailure();
+    std::optional<GemmEpilogueKinds> epilogueKinds =
+        GemmEpilogueKinds::named(gemmEpilogues);
+    if (!epilogueKinds) {
+      module.emitError("fbl-lower-to-kernels: unknown gemm-epilogues '")
+          << gemmEpilogues
+          << "' (all, none, sole-reader, same-shape, sole-same-shape)";
+      return signalPassFailure();
+    }
     unsigned counter = 0;
     OpCostModel costs(targetAttr);
     for (func::FuncOp func : funcs) {
@@ -420,7 +431,8 @@ struct LowerToKernelsPass
       // fills only those inserts read.
       llvm::DenseMap<Operation *, InsertSum> sums;
       for (Operation &op : func.getBody().front())
-        if (std::optional<InsertSum> sum = matchInsertSum(&op)) {
+        if (std::optional<InsertSum> sum =
+                matchInsertSum(&op, *epilogueKinds)) {
           fused.insert(sum->members.begin(), sum->members.end());
           sums[&op] = std::move(*sum);
         }
@@ -452,7 +464,7 @@ struct LowerToKernelsPass
         if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
           if (std::optional<GemmMatch> g = matchGemm(linalgOp))
             if (std::optional<GemmEpilogue> e =
-                    matchGemmEpilogue(linalgOp, *g)) {
+                    matchGemmEpilogue(linalgOp, *g, *epilogueKinds)) {
               epilogues[&op] = e->op;
               fused.insert(e->op);
             }
@@ -530,12 +542,14 @@ struct LowerToKernelsPass
         Operation *before = op->getPrevNode();
         // The cost model's estimate of the kernel, asked before the op is
         // gone, goes on the dispatch that replaces it.
-        ::fbl::cost::KernelCost estimate = estimateOf(unit, costs);
+        ::fbl::cost::KernelCost estimate =
+            estimateOf(unit, costs, *epilogueKinds);
         Operation *next = op->getNextNode();
         if (next == unit.epilogue)
           next = next->getNextNode();
         if (failed(lowerOp(op, through, targetAttr, counter,
-                           sum != sums.end() ? &sum->second : nullptr)))
+                           sum != sums.end() ? &sum->second : nullptr,
+                           *epilogueKinds)))
           return signalPassFailure();
         if (auto dispatch = dyn_cast_or_null<DispatchOp>(next->getPrevNode()))
           dispatch->setAttr(FBLDialect::getEstimateAttrName(),

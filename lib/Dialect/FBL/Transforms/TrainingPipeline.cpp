@@ -69,6 +69,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     lower.cse = true;
     lower.fold = true;
     lower.rows = options.fuse && options.rows;
+    lower.gemmEpilogues = options.gemmEpilogues;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     if (options.fuse && options.merge)
       pm.addPass(createFBLMergeDispatchesPass());

@@ -80,6 +80,12 @@ struct TrainingPipelineOptions
                      "a row kernel from this many rows per compute unit "
                      "(fbl-split-reductions)"),
       llvm::cl::init(FBLSplitReductionsPassOptions().rowKernelRowsPerUnit)};
+  Option<std::string> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("Which readers of a GEMM's result its kernel computes "
+                     "(fbl-lower-to-kernels gemm-epilogues): all, none, "
+                     "sole-reader, same-shape, sole-same-shape"),
+      llvm::cl::init(FBLLowerToKernelsPassOptions().gemmEpilogues)};
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Lower to fbl.dispatch kernels at the "
                                       "end (what fbl-translate emits)"),

@@ -575,6 +575,10 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     reader of its result (`matchGemmEpilogue`: an optimizer update, an
     activation's backward, a bias, residual add and activation) and stores
     that reader's result, and C only where something else reads it too.
+    `gemm-epilogues` leaves kinds out, to measure what each gains on a
+    device: `sole-reader` (no reader beside others: one output),
+    `same-shape` (no input that drops m or n, such as a bias),
+    `sole-same-shape` (neither: the epilogues before 2026-12-07), `none`.
     Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
 
@@ -609,7 +613,12 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     Option<"rows", "rows", "bool", /*default=*/"false",
            "Compute each row group (reductions over a row and the "
            "elementwise ops that read them: a softmax) in one kernel with a "
-           "work-group per row">
+           "work-group per row">,
+    Option<"gemmEpilogues", "gemm-epilogues", "std::string",
+           /*default=*/"\"all\"",
+           "Which readers of a GEMM's result its kernel computes: all, none, "
+           "sole-reader (no reader beside others), same-shape (no input "
+           "that drops m or n), sole-same-shape (neither)">
   ];
   let dependentDialects = ["::mlir::fbl::FBLDialect",
                            "::mlir::arith::ArithDialect",

@@ -873,12 +873,13 @@ buildLocalTiledGemmVariants(linalg::LinalgOp op, const GemmMatch &match,
 
 FailureOr<DispatchOp> kernels::lowerContraction(linalg::LinalgOp op,
                                                 TargetAttr target,
-                                                unsigned &counter) {
+                                                unsigned &counter,
+                                                GemmEpilogueKinds epilogues) {
   SmallVector<Attribute> layouts = encodingsOf(op->getOperands());
   std::optional<GemmMatch> g = matchGemm(op, layouts);
   if (!g)
     return failure();
-  std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g);
+  std::optional<GemmEpilogue> epilogue = matchGemmEpilogue(op, *g, epilogues);
   DispatchOp dispatch;
   // Rows and columns of C a work-group computes (the register-tiled
   // kernel's work-items one 4x4 block each).

@@ -395,11 +395,11 @@ LogicalResult kernels::lowerSlice(Operation *op, const ReadThrough &through,
 
 /// An elementwise add of two tensors of the result's shape (linalg.add, or a
 /// generic whose body adds its two inputs) that does not read its init.
-static bool isTensorAdd(Operation *op) {
+static bool isTensorAdd(Operation *op, GemmEpilogueKinds epilogues) {
   auto l = dyn_cast<linalg::LinalgOp>(op);
   if (!l || op->getNumResults() != 1 || l.getNumDpsInputs() != 2 ||
       l.getNumDpsInits() != 1 || l.getNumReductionLoops() != 0 ||
-      isGemmEpilogue(l))
+      isGemmEpilogue(l, epilogues))
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   OpOperand *init = l.getDpsInitOperand(0);
@@ -423,12 +423,13 @@ static bool isTensorAdd(Operation *op) {
 
 /// An add read only by another add of the same block (so that one's sum
 /// computes it).
-static Operation *addUser(Operation *add) {
-  if (!isTensorAdd(add) || !add->hasOneUse())
+static Operation *addUser(Operation *add, GemmEpilogueKinds epilogues) {
+  if (!isTensorAdd(add, epilogues) || !add->hasOneUse())
     return nullptr;
   Operation *user = *add->user_begin();
-  return isTensorAdd(user) && user->getBlock() == add->getBlock() ? user
-                                                                  : nullptr;
+  return isTensorAdd(user, epilogues) && user->getBlock() == add->getBlock()
+             ? user
+             : nullptr;
 }
 
 /// An insert of static placement into zeros, read only once.
@@ -440,14 +441,15 @@ static tensor::InsertSliceOp zeroDestInsert(Value v) {
   return insert;
 }
 
-std::optional<InsertSum> kernels::matchInsertSum(Operation *root) {
-  if (!isTensorAdd(root) || addUser(root))
+std::optional<InsertSum> kernels::matchInsertSum(Operation *root,
+                                                 GemmEpilogueKinds epilogues) {
+  if (!isTensorAdd(root, epilogues) || addUser(root, epilogues))
     return std::nullopt;
   InsertSum sum;
   std::function<void(Operation *)> collect = [&](Operation *add) {
     for (OpOperand *in : cast<linalg::LinalgOp>(add).getDpsInputOperands()) {
       Operation *def = in->get().getDefiningOp();
-      if (def && addUser(def) == add) {
+      if (def && addUser(def, epilogues) == add) {
         sum.members.push_back(def);
         collect(def);
         continue;

@@ -36,10 +36,11 @@ void recordInputRanges(func::FuncOp func);
 /// failure, without a diagnostic and without touching the IR, when `op` is
 /// not such a contraction (the generic kernel handles it then); on success
 /// the caller replaces `op` with the dispatch. A contraction with an
-/// epilogue (matchGemmEpilogue) gets one kernel for both: the epilogue op is
-/// replaced and erased here, and `op` is left without uses.
+/// epilogue of `epilogues` (matchGemmEpilogue) gets one kernel for both: the
+/// epilogue op is replaced and erased here, and `op` is left without uses.
 FailureOr<DispatchOp> lowerContraction(linalg::LinalgOp op, TargetAttr target,
-                                       unsigned &counter);
+                                       unsigned &counter,
+                                       GemmEpilogueKinds epilogues);
 
 /// ElementwiseKernels.cpp: replaces any single-result linalg op on encoded
 /// tensors (elementwise, broadcast, reduction) by a kernel with one
@@ -115,9 +116,11 @@ struct InsertSum {
   SmallVector<Operation *> members;
 };
 
-/// CopyKernels.cpp: the sum of inserts rooted at `root`, if it is one. Ask
-/// before lowering anything: the zeros are recognized by their fill.
-std::optional<InsertSum> matchInsertSum(Operation *root);
+/// CopyKernels.cpp: the sum of inserts rooted at `root`, if it is one (no
+/// add a GEMM computes as its epilogue of `epilogues`). Ask before lowering
+/// anything: the zeros are recognized by their fill.
+std::optional<InsertSum> matchInsertSum(Operation *root,
+                                        GemmEpilogueKinds epilogues);
 
 /// CopyKernels.cpp: replaces the sum of inserts rooted at `root` by one
 /// kernel adding, per element, each leaf's value (an insert's source, read
