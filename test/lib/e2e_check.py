@@ -250,6 +250,9 @@ def main():
                     help="check the optimizer step (@f_step, from nonzero "
                          "AdamW state) instead of the gradient")
     ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--pipeline-options", default="",
+                    help="more fbl-training-pipeline options, e.g. "
+                         "gemm-epilogues=none")
     ap.add_argument("--pre-pass", action="append", default=[],
                     help="fbl-opt pass run on the model first, without the "
                          "leading dashes")
@@ -269,8 +272,10 @@ def main():
                                 args.llvm_bin, optimizer)
         bundle = compile_bundle(args.fbl_opt, args.fbl_translate, model,
                                 args.policy, args.target, tmp,
-                                f"optimizer={args.optimizer} lr={args.lr}"
-                                if args.optimizer else "")
+                                " ".join(o for o in [
+                                    f"optimizer={args.optimizer} lr={args.lr}"
+                                    if args.optimizer else "",
+                                    args.pipeline_options] if o))
         @functools.cache
         def oracle64():
             """The f64 evaluation (once), or None where the function does
