@@ -1,5 +1,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-fuse-multi-output | FileCheck %s
 // RUN: fbl-opt %s -split-input-file -fbl-fuse-multi-output -fbl-lower-to-kernels | FileCheck %s --check-prefix=KERNEL
+// RUN: fbl-opt %s -split-input-file -fbl-fuse-multi-output=gemm-epilogues=same-shape | FileCheck %s --check-prefix=SAME
 
 // AdamW's update of one parameter: the moments m' and v' are results of the
 // step and inputs of the parameter's update. Both producers fuse into the
@@ -220,5 +221,47 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
       linalg.yield %t : f32
     } -> tensor<3xf32, #l>
     return %c, %a, %b : tensor<3xf32, #l>, tensor<3xf32, #l>, tensor<3xf32, #l>
+  }
+}
+
+// -----
+
+// A bias add, its GEMM's only reader, is that GEMM's epilogue (a bias is an
+// input that drops m): it stays for the GEMM's kernel although the GELU
+// after it could take it as a second output. Where GEMM kernels take no
+// such inputs (gemm-epilogues=same-shape, as fbl-lower-to-kernels is told
+// too) the GELU takes it.
+// CHECK-LABEL: func.func @bias_add_left_to_the_gemm(
+// CHECK:         %[[C:.+]] = linalg.matmul
+// CHECK:         %[[H:.+]] = linalg.generic {{.*}} ins(%[[C]], %{{.*}} :
+// CHECK:         %[[G:.+]] = linalg.generic {{.*}} ins(%[[H]] :
+// CHECK:         return %[[G]], %[[H]]
+// SAME-LABEL:  func.func @bias_add_left_to_the_gemm(
+// SAME:          %[[C:.+]] = linalg.matmul
+// SAME:          %[[F:.+]]:2 = linalg.generic {{.*}} ins(%[[C]], %{{.*}} :
+// SAME:          return %[[F]]#1, %[[F]]#0
+#l = #fbl.channel_packed<packed = 1>
+#v = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @bias_add_left_to_the_gemm(%x: tensor<8x12xf32, #l>, %w: tensor<12x16xf32, #v>, %b: tensor<16xf32, #v>) -> (tensor<8x16xf32, #l>, tensor<8x16xf32, #l>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32, #l>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32, #l>) -> tensor<8x16xf32, #l>
+    %c = linalg.matmul ins(%x, %w : tensor<8x12xf32, #l>, tensor<12x16xf32, #v>) outs(%z : tensor<8x16xf32, #l>) -> tensor<8x16xf32, #l>
+    %h = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : tensor<8x16xf32, #l>, tensor<16xf32, #v>) outs(%e : tensor<8x16xf32, #l>) {
+    ^bb0(%a: f32, %bb: f32, %o: f32):
+      %r = arith.addf %a, %bb : f32
+      linalg.yield %r : f32
+    } -> tensor<8x16xf32, #l>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%h : tensor<8x16xf32, #l>) outs(%e : tensor<8x16xf32, #l>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.tanh %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8x16xf32, #l>
+    return %g, %h : tensor<8x16xf32, #l>, tensor<8x16xf32, #l>
   }
 }

@@ -92,12 +92,6 @@ struct GemmEpilogueKinds {
   /// (neither: the epilogues of fbl before 2026-12-07); nullopt for any
   /// other name.
   static std::optional<GemmEpilogueKinds> named(StringRef name);
-  /// Only readers that are their GEMM's result's only one.
-  static GemmEpilogueKinds soleReaders() {
-    GemmEpilogueKinds k;
-    k.besideOtherReaders = false;
-    return k;
-  }
 };
 
 /// The epilogue of GEMM `g` (`op`'s): a user of its result that is a

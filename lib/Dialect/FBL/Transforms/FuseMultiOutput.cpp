@@ -41,8 +41,9 @@ static bool isElementwise(linalg::GenericOp op) {
 }
 
 /// Whether `operand`'s producer may be fused into its owner, keeping the
-/// producer's results that are read elsewhere.
-static bool shouldFuse(OpOperand &operand) {
+/// producer's results that are read elsewhere; `epilogues` are what GEMM
+/// kernels compute.
+static bool shouldFuse(OpOperand &operand, GemmEpilogueKinds epilogues) {
   auto consumer = dyn_cast<linalg::GenericOp>(operand.getOwner());
   auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
   if (!consumer || !producer || producer->getBlock() != consumer->getBlock())
@@ -56,8 +57,9 @@ static bool shouldFuse(OpOperand &operand) {
   // A GEMM kernel computing either as its only reader's epilogue saves
   // more; one that stores its result for other readers too saves about as
   // much as this fusion, which goes first.
-  if (isGemmEpilogue(consumer, GemmEpilogueKinds::soleReaders()) ||
-      isGemmEpilogue(producer, GemmEpilogueKinds::soleReaders()))
+  epilogues.besideOtherReaders = false;
+  if (isGemmEpilogue(consumer, epilogues) ||
+      isGemmEpilogue(producer, epilogues))
     return false;
   // Fusion goes through one operand: a consumer reading a second result of
   // the producer would keep reading it from the producer's kernel.
@@ -90,9 +92,10 @@ static bool shouldFuse(OpOperand &operand) {
 
 /// Fuses one producer into `consumer`; returns the fused op, or null.
 static Operation *fuseOneProducer(RewriterBase &rewriter,
-                                  linalg::GenericOp consumer) {
+                                  linalg::GenericOp consumer,
+                                  GemmEpilogueKinds epilogues) {
   for (OpOperand *operand : consumer.getDpsInputOperands()) {
-    if (!shouldFuse(*operand))
+    if (!shouldFuse(*operand, epilogues))
       continue;
     Operation *producer = operand->get().getDefiningOp();
     rewriter.setInsertionPoint(consumer);
@@ -123,7 +126,18 @@ static Operation *fuseOneProducer(RewriterBase &rewriter,
 namespace {
 struct FuseMultiOutputPass
     : public mlir::fbl::impl::FBLFuseMultiOutputPassBase<FuseMultiOutputPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    std::optional<GemmEpilogueKinds> epilogues =
+        GemmEpilogueKinds::named(gemmEpilogues);
+    if (!epilogues) {
+      getOperation().emitError(
+          "fbl-fuse-multi-output: unknown gemm-epilogues '")
+          << gemmEpilogues
+          << "' (all, none, sole-reader, same-shape, sole-same-shape)";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
@@ -137,7 +151,7 @@ struct FuseMultiOutputPass
         auto consumer = dyn_cast<linalg::GenericOp>(op);
         while (consumer)
           consumer = dyn_cast_or_null<linalg::GenericOp>(
-              fuseOneProducer(rewriter, consumer));
+              fuseOneProducer(rewriter, consumer, *epilogues));
         op = next;
       }
     });

@@ -61,8 +61,11 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createFBLTrainingReportPass(report));
   }
   if (options.kernels) {
-    if (options.fuse)
-      pm.addPass(createFBLFuseMultiOutputPass());
+    if (options.fuse) {
+      FBLFuseMultiOutputPassOptions multi;
+      multi.gemmEpilogues = options.gemmEpilogues;
+      pm.addPass(createFBLFuseMultiOutputPass(multi));
+    }
     // Each distinct kernel body folded and CSE'd once, as it is built;
     // repeats are copies of clean bodies.
     FBLLowerToKernelsPassOptions lower;

@@ -252,7 +252,8 @@ def FBLFuseMultiOutputPass
     layout (the generic kernel stores each texel to all outputs at one
     place), the consumer reads the producer's result at its own index, all
     other readers come after the consumer, and neither op is an epilogue a
-    GEMM kernel computes as its result's only reader. The training pipeline runs it after layout
+    GEMM kernel computes as its result's only reader (of the kinds
+    `gemm-epilogues` names, as fbl-lower-to-kernels' option does). The training pipeline runs it after layout
     selection, before fbl-lower-to-kernels; AdamW's moment updates and the
     parameter update that reads them become one kernel.
 
@@ -265,6 +266,12 @@ def FBLFuseMultiOutputPass
     return %f#1, %f#0
     ```
   }];
+  let options = [
+    Option<"gemmEpilogues", "gemm-epilogues", "std::string",
+           /*default=*/"\"all\"",
+           "The kinds of GEMM epilogue fbl-lower-to-kernels computes (its "
+           "option of that name), whose ops this pass leaves to the GEMM">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
@@ -578,7 +585,8 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     `gemm-epilogues` leaves kinds out, to measure what each gains on a
     device: `sole-reader` (no reader beside others: one output),
     `same-shape` (no input that drops m or n, such as a bias),
-    `sole-same-shape` (neither: the epilogues before 2026-12-07), `none`.
+    `sole-same-shape` (neither: the epilogues before 2026-12-07), `none`;
+    the training pipeline tells fbl-fuse-multi-output the same.
     Scalar computations the kernels use
     are rematerialized inside them. Views stay: they are no kernel.
 
