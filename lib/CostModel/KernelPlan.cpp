@@ -19,6 +19,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::fbl;
@@ -186,19 +187,23 @@ bool mlir::fbl::writesResultsTogether(linalg::LinalgOp op) {
          });
 }
 
-std::optional<GemmEpilogueKinds> GemmEpilogueKinds::named(StringRef name) {
-  GemmEpilogueKinds k;
-  if (name == "all")
-    return k;
-  if (name == "none") {
-    k.any = false;
-    return k;
-  }
-  k.besideOtherReaders = name != "sole-reader" && name != "sole-same-shape";
-  k.broadcastInputs = name != "same-shape" && name != "sole-same-shape";
-  if (k.besideOtherReaders && k.broadcastInputs)
-    return std::nullopt;
-  return k;
+FailureOr<GemmEpilogueKinds>
+GemmEpilogueKinds::fromOption(StringRef name, Operation *op, StringRef pass) {
+  using Kinds = GemmEpilogueKinds;
+  std::optional<Kinds> kinds =
+      llvm::StringSwitch<std::optional<Kinds>>(name)
+          .Case("all", Kinds{})
+          .Case("none", Kinds{/*any=*/false})
+          .Case("sole-reader", Kinds{true, /*besideOtherReaders=*/false})
+          .Case("same-shape", Kinds{true, true, /*broadcastInputs=*/false})
+          .Case("sole-same-shape", Kinds{true, false, false})
+          .Default(std::nullopt);
+  if (kinds)
+    return *kinds;
+  op->emitError(pass) << ": unknown gemm-epilogues '" << name
+                      << "' (all, none, sole-reader, same-shape, "
+                         "sole-same-shape)";
+  return failure();
 }
 
 bool mlir::fbl::isGemmEpilogue(linalg::LinalgOp op, GemmEpilogueKinds kinds) {

@@ -87,11 +87,13 @@ struct GemmEpilogueKinds {
   /// Inputs that drop m or n (a bias, a scale), one texel per block.
   bool broadcastInputs = true;
 
-  /// The kinds `name` selects: "all", "none", "sole-reader" (no reader
-  /// beside others), "same-shape" (no broadcast inputs), "sole-same-shape"
-  /// (neither: the epilogues of fbl before 2026-12-07); nullopt for any
-  /// other name.
-  static std::optional<GemmEpilogueKinds> named(StringRef name);
+  /// The kinds a pass's `gemm-epilogues` option `name` selects: "all",
+  /// "none", "sole-reader" (no reader beside others), "same-shape" (no
+  /// broadcast inputs), "sole-same-shape" (neither: the epilogues of fbl
+  /// before 2026-12-07). Any other name is an error on `op`, which `pass`
+  /// reports.
+  static FailureOr<GemmEpilogueKinds> fromOption(StringRef name, Operation *op,
+                                                 StringRef pass);
 };
 
 /// The epilogue of GEMM `g` (`op`'s): a user of its result that is a

@@ -129,15 +129,10 @@ struct FuseMultiOutputPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<GemmEpilogueKinds> epilogues =
-        GemmEpilogueKinds::named(gemmEpilogues);
-    if (!epilogues) {
-      getOperation().emitError(
-          "fbl-fuse-multi-output: unknown gemm-epilogues '")
-          << gemmEpilogues
-          << "' (all, none, sole-reader, same-shape, sole-same-shape)";
+    FailureOr<GemmEpilogueKinds> epilogues = GemmEpilogueKinds::fromOption(
+        gemmEpilogues, getOperation(), "fbl-fuse-multi-output");
+    if (failed(epilogues))
       return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())

@@ -408,14 +408,10 @@ struct LowerToKernelsPass
       if (failed(verifyProjectedPermutationMaps(func, "fbl-lower-to-kernels",
                                                 "lower")))
         return signalPassFailure();
-    std::optional<GemmEpilogueKinds> epilogueKinds =
-        GemmEpilogueKinds::named(gemmEpilogues);
-    if (!epilogueKinds) {
-      module.emitError("fbl-lower-to-kernels: unknown gemm-epilogues '")
-          << gemmEpilogues
-          << "' (all, none, sole-reader, same-shape, sole-same-shape)";
+    FailureOr<GemmEpilogueKinds> epilogueKinds = GemmEpilogueKinds::fromOption(
+        gemmEpilogues, module, "fbl-lower-to-kernels");
+    if (failed(epilogueKinds))
       return signalPassFailure();
-    }
     unsigned counter = 0;
     OpCostModel costs(targetAttr);
     for (func::FuncOp func : funcs) {

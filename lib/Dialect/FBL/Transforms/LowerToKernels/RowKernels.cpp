@@ -67,6 +67,14 @@ private:
   std::pair<Value, Value> turnAt(int64_t k);
   /// `x && y`, where null stands for true.
   Value both(Value x, Value y) { return !x ? y : !y ? x : a.andi(x, y); }
+  /// Emits `each` for every step the work-item takes along the row: once
+  /// per unrolled turn where it holds its rows (`inside`: whether the turn
+  /// lies in the row, null: always), else in a loop over the steps. `accs`
+  /// are carried from step to step (a reduction's partials) and hold their
+  /// last values after.
+  LogicalResult
+  walkRow(SmallVectorImpl<Value> &accs,
+          function_ref<LogicalResult(Value t, Value inside)> each);
   /// `then` under `cond` (null: always).
   void guarded(Value cond, function_ref<void()> then);
   /// The work-group's partials combined (a tree of halvings in local
@@ -281,17 +289,48 @@ LogicalResult RowKernelEmitter::emitScalar(linalg::LinalgOp op) {
   return success();
 }
 
+LogicalResult RowKernelEmitter::walkRow(
+    SmallVectorImpl<Value> &accs,
+    function_ref<LogicalResult(Value t, Value inside)> each) {
+  if (group.holdsRows()) {
+    for (turn = 0; turn < group.turns(); ++turn) {
+      auto [t, inside] = turnAt(turn);
+      step = t;
+      if (failed(each(t, inside)))
+        return failure();
+    }
+    turn = 0;
+    return success();
+  }
+  int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
+  auto loop = scf::ForOp::create(b, loc, item, a.c(steps),
+                                 a.c(group.groupSize()), accs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    texels.clear();
+    accs.assign(loop.getRegionIterArgs().begin(),
+                loop.getRegionIterArgs().end());
+    step = loop.getInductionVar();
+    if (failed(each(step, Value())))
+      return failure();
+    // A loop without results has its terminator already.
+    if (!accs.empty())
+      scf::YieldOp::create(b, loc, accs);
+    texels.clear();
+  }
+  accs.assign(loop.getResults().begin(), loop.getResults().end());
+  return success();
+}
+
 LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
   ReductionCombiner combiner = *matchReductionCombiner(op);
-  int64_t size = group.groupSize();
-  int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
   // Each work-item's partials over the texels it strides to, from the
   // combiner's neutral element (the op's initial value joins once, last).
   SmallVector<Value> accs(numRows,
                           arith::ConstantOp::create(b, loc, combiner.neutral));
   // Adds the texels of the step at `t` where `inside` (null: always).
   auto accumulate = [&](Value t, Value inside) -> LogicalResult {
-    step = t;
     for (unsigned r = 0; r < numRows; ++r)
       for (unsigned lane = 0; lane < fl::kTexelChannels; ++lane) {
         Value next = body(op, rowIvs(r, t, lane), r, lane, accs[r]);
@@ -303,28 +342,10 @@ LogicalResult RowKernelEmitter::emitReduction(linalg::LinalgOp op) {
       }
     return success();
   };
-  if (group.holdsRows()) {
-    for (turn = 0; turn < group.turns(); ++turn) {
-      auto [t, inside] = turnAt(turn);
-      if (failed(accumulate(t, inside)))
-        return failure();
-    }
-    turn = 0;
-  } else {
-    auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size), accs);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    texels.clear();
-    accs.assign(loop.getRegionIterArgs().begin(),
-                loop.getRegionIterArgs().end());
-    if (failed(accumulate(loop.getInductionVar(), Value())))
-      return failure();
-    scf::YieldOp::create(b, loc, accs);
-    texels.clear();
-    accs.assign(loop.getResults().begin(), loop.getResults().end());
-  }
+  if (failed(walkRow(accs, accumulate)))
+    return failure();
   SmallVector<Value> totals(accs);
-  if (size > 1)
+  if (group.groupSize() > 1)
     totals = reduceInGroup(totals, combiner);
   // The op's initial value joins once, where it is not the neutral one.
   TypedAttr init = initConstant(op);
@@ -370,8 +391,6 @@ RowKernelEmitter::reduceInGroup(ArrayRef<Value> partials,
 }
 
 LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
-  int64_t size = group.groupSize();
-  int64_t steps = llvm::divideCeil(group.length, fl::kTexelChannels);
   OpResult result = op->getResult(0);
   Value handle = kb.outputHandle(outputOf.lookup(op));
   auto type = cast<RankedTensorType>(result.getType());
@@ -381,7 +400,6 @@ LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
   // Computes and stores the texels of the step at `t` where `inside` (null:
   // always).
   auto storeStep = [&](Value t, Value inside) -> LogicalResult {
-    step = t;
     // values[r][lane]: row r's element at iteration `lane` of the step.
     SmallVector<SmallVector<Value, 4>> values(numRows);
     for (unsigned r = 0; r < numRows; ++r)
@@ -443,22 +461,8 @@ LogicalResult RowKernelEmitter::emitElementwise(linalg::LinalgOp op) {
     }
     return success();
   };
-  if (group.holdsRows()) {
-    for (turn = 0; turn < group.turns(); ++turn) {
-      auto [t, inside] = turnAt(turn);
-      if (failed(storeStep(t, inside)))
-        return failure();
-    }
-    turn = 0;
-    return success();
-  }
-  auto loop = scf::ForOp::create(b, loc, item, a.c(steps), a.c(size));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  texels.clear();
-  LogicalResult status = storeStep(loop.getInductionVar(), Value());
-  texels.clear();
-  return status;
+  SmallVector<Value> noAccs;
+  return walkRow(noAccs, storeStep);
 }
 
 LogicalResult RowKernelEmitter::emit() {
