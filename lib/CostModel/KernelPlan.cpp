@@ -705,10 +705,11 @@ int64_t RowGroup::numRows() const {
 }
 
 int64_t RowGroup::numGroups() const {
-  if (packedRow < 0)
+  int grouped = groupedRow();
+  if (grouped < 0)
     return numRows();
-  return numRows() / rows[packedRow] *
-         llvm::divideCeil(rows[packedRow], fl::kTexelChannels);
+  return numRows() / rows[grouped] *
+         llvm::divideCeil(rows[grouped], rowsPerGroup());
 }
 
 int64_t RowGroup::groupSize() const {
@@ -1143,6 +1144,14 @@ mlir::fbl::matchRowGroups(Block &block,
         cast<linalg::LinalgOp>(k.place).getStaticLoopRanges();
     g.length = ranges.pop_back_val();
     g.rows = ranges;
+    // Two rows a work-group where it can hold both: neighbours along the
+    // last row loop share the device's image tiles (on NVIDIA's block-linear
+    // images a 32-byte sector spans two texel rows).
+    if (g.packedRow < 0 && !g.rows.empty() && g.rows.back() > 1) {
+      g.pairedRow = static_cast<int>(g.rows.size()) - 1;
+      if (!g.holdsRows())
+        g.pairedRow = -1;
+    }
     result.push_back(std::move(g));
   }
   return result;

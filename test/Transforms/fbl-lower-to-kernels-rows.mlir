@@ -2,24 +2,33 @@
 // RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels | FileCheck %s --check-prefix=OFF
 
 // A softmax over rows of 10 (two whole texels and a half) is one kernel: a
-// work-group of 4 work-items per row (one texel each), the maximum and the
-// sum reduced in local memory, the normalized row stored texel by texel.
-// A work-item holds its texel in registers: the three passes read x once.
-// Without `rows`, three kernels. The estimate: x's 18 texels are fetched
-// once and miss once; y's 18 texels are written; a work-item reads and
-// writes 36 texels over 24 work-items and takes 2 halvings for each of the
-// 2 reductions: 5.5 accesses.
+// work-group takes two neighbouring rows (their texels share the device's
+// image tiles) with 4 work-items (one texel of each row each); the maximum
+// and the sum of both rows are reduced together in local memory, the
+// normalized rows stored texel by texel. A work-item holds its texels in
+// registers: the three passes read x once. Without `rows`, three kernels.
+// The estimate: x's 18 texels are fetched once and miss once; y's 18
+// texels are written; a work-item reads and writes 36 texels over 12
+// work-items and takes 2 halvings for each of the 2 reductions: 7 accesses.
 
 // CHECK-LABEL: func.func @softmax(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
-// CHECK:         %[[Y:.+]] = fbl.dispatch @k0_rows ins(%[[X]] : {{.*}}) outs(%{{.*}} : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>) grid [24, 1, 1] workgroup [4, 1, 1]
-// CHECK-SAME:    {fbl.estimate = {fetches = 18 : i64, item_accesses = 5.500000e+00 : f64, misses = 6 : i64, multiplies = 0 : i64, time_ns = {{.*}}, writes = 18 : i64}}
-// CHECK:           memref.alloca() : memref<4xf32, 3>
+// CHECK:         %[[Y:.+]] = fbl.dispatch @k0_rows ins(%[[X]] : {{.*}}) outs(%{{.*}} : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>) grid [12, 1, 1] workgroup [4, 1, 1]
+// CHECK-SAME:    {fbl.estimate = {fetches = 18 : i64, item_accesses = 7.000000e+00 : f64, misses = 6 : i64, multiplies = 0 : i64, time_ns = {{.*}}, writes = 18 : i64}}
+// CHECK:           memref.alloca() : memref<8xf32, 3>
 // CHECK:           fbl.local_id 0
-// CHECK:           fbl.group_id 0
-// The maximum: the work-item's texel, then two levels of halving.
+// CHECK:           %[[G:.+]] = fbl.group_id 0
+// CHECK:           %[[FIRST:.+]] = arith.muli %[[G]], %c2
+// CHECK:           %[[R0:.+]] = arith.addi %[[FIRST]], %c0
+// CHECK:           %[[R1:.+]] = arith.addi %[[FIRST]], %c1
+// The maximum: the work-item's texel of each row, then two levels of
+// halving for both.
 // CHECK-NOT:       scf.for
-// CHECK:           fbl.load_texel %{{.*}} : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
+// CHECK:           %[[Y0:.+]] = arith.addi %{{.*}}, %[[R0]]
+// CHECK:           fbl.load_texel %{{.*}}[%{{.*}}, %[[Y0]], %{{.*}}] : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
+// CHECK-COUNT-4:   arith.maxnumf
+// CHECK:           %[[Y1:.+]] = arith.addi %{{.*}}, %[[R1]]
+// CHECK:           fbl.load_texel %{{.*}}[%{{.*}}, %[[Y1]], %{{.*}}] : tensor<6x10xf32, #fbl.channel_packed<packed = 1>>
 // CHECK-COUNT-4:   arith.maxnumf
 // CHECK-NOT:       fbl.load_texel
 // CHECK:           fbl.barrier
@@ -93,8 +102,8 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
 // the work-group's partials.
 
 // CHECK-LABEL: func.func @norm(
-// CHECK:         fbl.dispatch @k0_rows {{.*}} grid [64, 1, 1] workgroup [8, 1, 1]
-// CHECK:           memref.alloca() : memref<8xf32, 3>
+// CHECK:         fbl.dispatch @k0_rows {{.*}} grid [32, 1, 1] workgroup [8, 1, 1]
+// CHECK:           memref.alloca() : memref<16xf32, 3>
 // CHECK:           fbl.load_texel %{{.*}} : tensor<8x32xf32, #fbl.channel_packed<packed = 1>>
 // CHECK:           fbl.barrier
 // CHECK-COUNT-3:   fbl.barrier
@@ -499,6 +508,51 @@ module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
       linalg.yield %r : f32
     } -> tensor<12xf32, #p0>
     return %y, %mu : tensor<12xf32, #p0>, tensor<f32, #p0>
+  }
+}
+
+// -----
+
+// Five rows of 8, two a work-group: the last work-group's second row is
+// past the end. It reads the last row again (its index clamped), and
+// nothing of it is stored: its texels are stored under its row's guard.
+
+// CHECK-LABEL: func.func @odd_rows_paired(
+// CHECK:         fbl.dispatch @k0_rows {{.*}} grid [6, 1, 1] workgroup [2, 1, 1]
+// CHECK:           %[[G:.+]] = fbl.group_id 0
+// CHECK:           %[[FIRST:.+]] = arith.muli %[[G]], %c2
+// CHECK:           %[[NEXT:.+]] = arith.addi %[[FIRST]], %c1
+// CHECK:           %[[VALID:.+]] = arith.cmpi ult, %[[NEXT]], %c5
+// CHECK:           %[[R1:.+]] = arith.select %[[VALID]], %[[NEXT]], %c4
+// CHECK:           fbl.load_texel %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<5x8xf32
+// CHECK:           %[[Y1:.+]] = arith.addi %{{.*}}, %[[R1]]
+// CHECK:           fbl.load_texel %{{.*}}[%{{.*}}, %[[Y1]], %{{.*}}] : tensor<5x8xf32
+// CHECK:           scf.if %[[VALID]] {
+// CHECK:             fbl.store_texel
+// CHECK-NOT:     fbl.dispatch
+#p1 = #fbl.channel_packed<packed = 1>
+#p0 = #fbl.channel_packed<packed = 0>
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+module attributes {fbl.target = #fbl.target<"pocl-cpu">} {
+  func.func @odd_rows_paired(%x: tensor<5x8xf32, #p1>) -> tensor<5x8xf32, #p1> {
+    %zero = arith.constant 0.0 : f32
+    %re = tensor.empty() : tensor<5xf32, #p0>
+    %s0 = linalg.fill ins(%zero : f32) outs(%re : tensor<5xf32, #p0>) -> tensor<5xf32, #p0>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<5x8xf32, #p1>) outs(%s0 : tensor<5xf32, #p0>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<5xf32, #p0>
+    %ye = tensor.empty() : tensor<5x8xf32, #p1>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %s : tensor<5x8xf32, #p1>, tensor<5xf32, #p0>) outs(%ye : tensor<5x8xf32, #p1>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<5x8xf32, #p1>
+    return %y : tensor<5x8xf32, #p1>
   }
 }
 

@@ -176,8 +176,9 @@ constexpr int64_t kRowKernelHeldTexels = 8;
 /// (a softmax's maximum and sum, a norm's statistics, a backward's sum of
 /// dy * y), the elementwise ops over the same rows that read them broadcast
 /// along the row (the sinks), and per-row scalar ops between them. A
-/// work-group runs one row, or 4 neighbouring rows where a tensor the
-/// kernel stores packs 4 rows into a texel; its work-items stride along
+/// work-group runs 4 neighbouring rows where a tensor the kernel stores
+/// packs 4 rows into a texel, else 2 where it holds both (pairedRow), else
+/// one; its work-items stride along
 /// the row a texel at a time and reduce in local memory. The sinks' results
 /// are stored; a row value is stored too where something outside the
 /// group reads it (a norm's statistics for its weight's gradient).
@@ -193,12 +194,22 @@ struct RowGroup {
   SmallVector<int64_t> rows;
   int64_t length;
   /// The row loop along which a work-group takes 4 neighbouring rows (a
-  /// stored tensor packs 4 rows into a texel along it); -1: one row.
+  /// stored tensor packs 4 rows into a texel along it); -1: none.
   int packedRow = -1;
+  /// Else the row loop along which a work-group takes 2 neighbouring rows
+  /// that no texel shares (the last row loop, where its work-items still
+  /// hold their rows): each image tile fetched serves both, and the
+  /// reductions' halvings and barriers serve two rows; -1: one row.
+  int pairedRow = -1;
 
-  int64_t rowsPerGroup() const { return packedRow < 0 ? 1 : 4; }
+  int64_t rowsPerGroup() const {
+    return packedRow >= 0 ? 4 : pairedRow >= 0 ? 2 : 1;
+  }
+  /// The row loop along which a work-group takes its rows (-1: one row).
+  int groupedRow() const { return packedRow >= 0 ? packedRow : pairedRow; }
   int64_t numRows() const;
-  /// The work-groups: one per row, or per 4 rows along packedRow.
+  /// The work-groups: one per row, or per rowsPerGroup() rows along
+  /// groupedRow().
   int64_t numGroups() const;
   /// The work-items of a work-group: enough to give each one texel of the
   /// row (a power of two, at most 128; longer rows take turns).

@@ -46,7 +46,8 @@ public:
 
   /// The cost of the row kernel that computes `group` (matchRowGroups) in
   /// the layouts its members' types carry: one launch of a work-group per
-  /// row (or 4 rows), each member reading what comes from outside the group
+  /// row (or 2 or 4 rows: RowGroup::rowsPerGroup), each member reading what
+  /// comes from outside the group
   /// (row values stay in registers), the sinks and stored row values
   /// written, and each reduction's tree of halvings in local memory. A
   /// tensor read by several passes over the row misses once: a work-group's

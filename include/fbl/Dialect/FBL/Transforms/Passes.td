@@ -593,10 +593,11 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
     With `rows`, each row group (`matchRowGroups`: reductions over the
     last loop of a row, per-row ops between them, and the elementwise ops
     reading them back along the row, as a softmax, a LayerNorm and their
-    backward passes are) is one kernel with a work-group per row, or per 4
-    neighbouring rows where a tensor it stores packs 4 rows into a texel:
-    its work-items stride along the row a texel at a time and reduce their
-    partials in local memory. The elementwise results are stored; a row
+    backward passes are) is one kernel with a work-group per 4
+    neighbouring rows where a tensor it stores packs 4 rows into a texel,
+    else per 2 neighbouring rows where its work-items can hold both in
+    registers, else per row: its work-items stride along the row a texel
+    at a time and reduce their partials in local memory. The elementwise results are stored; a row
     value is stored only where something outside the group reads it (a
     norm's statistics for its weight's gradient).
 

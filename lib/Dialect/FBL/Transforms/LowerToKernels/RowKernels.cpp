@@ -3,8 +3,9 @@
 // The row kernel of fbl-lower-to-kernels: the ops of a row group
 // (matchRowGroups: a softmax's maximum, sum and normalization; a softmax
 // backward's sum of dy * y and its dx; a norm's statistics and the
-// normalized rows) as one kernel with a work-group per row, or per 4
-// neighbouring rows where a tensor it stores packs 4 rows into a texel.
+// normalized rows) as one kernel with a work-group per 4 neighbouring rows
+// where a tensor it stores packs 4 rows into a texel, else per 2 where its
+// work-items hold both rows in registers, else per row.
 // Its work-items stride along the row a texel at a time; a reduction
 // accumulates in registers, then the work-group combines its partials in
 // local memory (a tree of halvings, one barrier a level) and every
@@ -96,8 +97,8 @@ private:
   unsigned rowLoop;
   int64_t numRows;
   /// Per row of the work-group: its index along each row loop (the last
-  /// row along packedRow where the rows run past it), and whether it is a
-  /// row (null: always); `base` is the first row's.
+  /// row along the grouped row loop where the rows run past it), and whether it
+  /// is a row (null: always); `base` is the first row's.
   SmallVector<SmallVector<Value>> row;
   SmallVector<Value> rowValid;
   SmallVector<Value> base;
@@ -177,21 +178,40 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
   // The same all along the row (a statistic an earlier kernel stored, a
   // vector over the rows): read once per row, at the kernel's top level,
   // where every pass over the row finds it.
+  int packed = isa<BufferLayoutAttr>(type.getEncoding())
+                   ? -1
+                   : layoutOf(type, type.getEncoding()).packedDim();
+  AffineExpr along = packed >= 0 ? map.getResult(packed) : AffineExpr();
+  int grouped = group.groupedRow();
+  bool alongGroup =
+      along && grouped >= 0 && along == b.getAffineDimExpr(grouped);
+  // Row r's channel of a texel that holds the work-group's rows (4 packed
+  // rows, or 2 paired rows from an even one).
+  auto groupChannel = [&](Value texel) -> Value {
+    if (group.packedRow >= 0)
+      return vector::ExtractOp::create(b, loc, texel, r);
+    Value channel = a.add(a.rem(base[grouped], fl::kTexelChannels), a.c(r));
+    return vector::ExtractOp::create(b, loc, texel, channel);
+  };
   if (op.getNumLoops() > rowLoop && !map.isFunctionOfDim(rowLoop)) {
-    Value &value = rowInvariant[{v, map, r}];
+    // One texel for all the work-group's rows where it holds them.
+    Value &value = rowInvariant[{v, map, alongGroup ? numRows : r}];
     if (!value) {
       OpBuilder::InsertionGuard guard(b);
       kb.setInsertionPointToTopLevel();
-      SmallVector<Value> at(row[r]);
+      SmallVector<Value> at(alongGroup ? base : row[r]);
       at.push_back(a.c(0));
-      value = a.load(handle, indexAt(map, at));
+      if (alongGroup) {
+        std::array<Value, 4> texel = a.texelOf(type, indexAt(map, at));
+        value = LoadTexelOp::create(b, loc, texelType, handle, texel[0],
+                                    texel[1], texel[2]);
+      } else {
+        value = a.load(handle, indexAt(map, at));
+      }
     }
-    return value;
+    return alongGroup ? groupChannel(value) : value;
   }
-  if (op.getNumLoops() > rowLoop &&
-      !isa<BufferLayoutAttr>(type.getEncoding())) {
-    int packed = layoutOf(type, type.getEncoding()).packedDim();
-    AffineExpr along = packed >= 0 ? map.getResult(packed) : AffineExpr();
+  if (packed >= 0 && op.getNumLoops() > rowLoop) {
     // Packed along the row: one texel holds the step's 4 iterations.
     if (along && along == b.getAffineDimExpr(rowLoop)) {
       Value &texel = texels[{v, map, r, turn}];
@@ -205,8 +225,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
       return vector::ExtractOp::create(b, loc, texel, lane);
     }
     // Packed along the rows the work-group takes: one texel holds its rows.
-    if (along && group.packedRow >= 0 &&
-        along == b.getAffineDimExpr(group.packedRow)) {
+    if (alongGroup) {
       Value &texel = texels[{v, map, numRows + lane, turn}];
       if (!texel) {
         SmallVector<Value> first(base);
@@ -215,7 +234,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
         texel =
             LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1], at[2]);
       }
-      return vector::ExtractOp::create(b, loc, texel, r);
+      return groupChannel(texel);
     }
   }
   return a.load(handle, indexAt(map, ivs));
@@ -473,31 +492,32 @@ LogicalResult RowKernelEmitter::emit() {
       MemRefType::get({numRows * size}, b.getF32Type(), AffineMap(),
                       b.getI64IntegerAttr(/*local*/ 3)));
   item = LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
-  // The work-group's rows: its id unravelled over the row loops, 4 rows a
-  // group along packedRow.
+  // The work-group's rows: its id unravelled over the row loops, its
+  // numRows rows along the grouped row loop.
   Value rest =
       GroupIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
+  int grouped = group.groupedRow();
   base.assign(rowLoop, Value());
   for (int64_t d = static_cast<int64_t>(rowLoop) - 1; d >= 0; --d) {
     int64_t extent = group.rows[d];
-    if (d == group.packedRow)
-      extent = llvm::divideCeil(extent, fl::kTexelChannels);
+    if (d == grouped)
+      extent = llvm::divideCeil(extent, numRows);
     base[d] = d == 0 ? rest : a.rem(rest, extent);
     rest = a.div(rest, extent);
-    if (d == group.packedRow)
-      base[d] = a.mul(base[d], fl::kTexelChannels);
+    if (d == grouped)
+      base[d] = a.mul(base[d], numRows);
   }
   for (unsigned r = 0; r < numRows; ++r) {
     SmallVector<Value> idx(base);
     Value valid;
-    if (group.packedRow >= 0) {
-      int64_t extent = group.rows[group.packedRow];
-      Value i = a.add(base[group.packedRow], a.c(r));
-      if (extent % fl::kTexelChannels && r > 0) {
+    if (grouped >= 0) {
+      int64_t extent = group.rows[grouped];
+      Value i = a.add(base[grouped], a.c(r));
+      if (extent % numRows && r > 0) {
         valid = a.lt(i, extent);
         i = arith::SelectOp::create(b, loc, valid, i, a.c(extent - 1));
       }
-      idx[group.packedRow] = i;
+      idx[grouped] = i;
     }
     row.push_back(idx);
     rowValid.push_back(valid);
