@@ -846,7 +846,7 @@ static std::optional<int> rowStorage(RankedTensorType type, AffineMap map,
 SmallVector<RowGroup>
 mlir::fbl::matchRowGroups(Block &block,
                           function_ref<bool(Operation *)> unavailable,
-                          function_ref<bool(Value)> unreadable) {
+                          function_ref<bool(Value)> unreadable, bool pairRows) {
   MLIRContext *ctx = block.getParentOp()->getContext();
   llvm::DenseMap<Operation *, RowRole> roles;
   llvm::DenseMap<Value, RowValue> values;
@@ -1147,7 +1147,7 @@ mlir::fbl::matchRowGroups(Block &block,
     // Two rows a work-group where it can hold both: neighbours along the
     // last row loop share the device's image tiles (on NVIDIA's block-linear
     // images a 32-byte sector spans two texel rows).
-    if (g.packedRow < 0 && !g.rows.empty() && g.rows.back() > 1) {
+    if (pairRows && g.packedRow < 0 && !g.rows.empty() && g.rows.back() > 1) {
       g.pairedRow = static_cast<int>(g.rows.size()) - 1;
       if (!g.holdsRows())
         g.pairedRow = -1;

@@ -1,5 +1,6 @@
 // RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels="rows=true" | FileCheck %s
 // RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels | FileCheck %s --check-prefix=OFF
+// RUN: fbl-opt %s -split-input-file -fbl-lower-to-kernels="rows=true row-pairs=false" | FileCheck %s --check-prefix=UNPAIRED
 
 // A softmax over rows of 10 (two whole texels and a half) is one kernel: a
 // work-group takes two neighbouring rows (their texels share the device's
@@ -50,6 +51,14 @@
 // CHECK:           fbl.store_texel
 // CHECK-NOT:     fbl.dispatch
 // CHECK:         return %[[Y]]
+
+// With row-pairs=false, a work-group per row.
+// UNPAIRED-LABEL: func.func @softmax(
+// UNPAIRED:         fbl.dispatch @k0_rows {{.*}} grid [24, 1, 1] workgroup [4, 1, 1]
+// UNPAIRED:           memref.alloca() : memref<4xf32, 3>
+// UNPAIRED-COUNT-1:   fbl.load_texel
+// UNPAIRED-NOT:       fbl.load_texel
+// UNPAIRED:           fbl.store_texel
 
 // OFF-LABEL: func.func @softmax(
 // OFF:         fbl.dispatch @k0_generic

@@ -230,10 +230,11 @@ struct RowGroup {
 /// reads no tensor that is `unreadable` (a copy other kernels read
 /// through). Every tensor a group reads is defined before its first sink,
 /// where its kernel goes, and everything that reads what it stores comes
-/// after.
+/// after. With `pairRows`, a group that can takes two rows a work-group
+/// (RowGroup::pairedRow).
 SmallVector<RowGroup>
 matchRowGroups(Block &block, function_ref<bool(Operation *)> unavailable,
-               function_ref<bool(Value)> unreadable);
+               function_ref<bool(Value)> unreadable, bool pairRows = true);
 
 /// Whether a row kernel will compute `op` whole, asked before layouts
 /// (fbl-split-reductions leaves such rows whole): a reduction over its last

@@ -478,7 +478,7 @@ struct LowerToKernelsPass
           return through.contains(v.getDefiningOp());
         };
         SmallVector<RowGroup> groups =
-            matchRowGroups(body, unavailable, unreadable);
+            matchRowGroups(body, unavailable, unreadable, rowPairs);
         llvm::DenseSet<Operation *> grouped;
         for (const RowGroup &group : groups)
           for (linalg::LinalgOp member : group.members)

@@ -72,6 +72,7 @@ void mlir::fbl::buildTrainingPipeline(OpPassManager &pm,
     lower.cse = true;
     lower.fold = true;
     lower.rows = options.fuse && options.rows;
+    lower.rowPairs = options.rowPairs;
     lower.gemmEpilogues = options.gemmEpilogues;
     pm.addPass(createFBLLowerToKernelsPass(lower));
     if (options.fuse && options.merge)

@@ -74,6 +74,11 @@ struct TrainingPipelineOptions
                                    "work-group per row (fbl-lower-to-kernels "
                                    "rows; only where fuse is on)"),
                     llvm::cl::init(true)};
+  Option<bool> rowPairs{
+      *this, "row-pairs",
+      llvm::cl::desc("Row kernels take two neighbouring rows a work-group "
+                     "where they hold both (fbl-lower-to-kernels row-pairs)"),
+      llvm::cl::init(FBLLowerToKernelsPassOptions().rowPairs)};
   Option<int64_t> rowKernelRowsPerUnit{
       *this, "row-kernel-rows-per-unit",
       llvm::cl::desc("Row reductions read back along the row stay whole for "

@@ -623,6 +623,9 @@ def FBLLowerToKernelsPass : Pass<"fbl-lower-to-kernels", "::mlir::ModuleOp"> {
            "Compute each row group (reductions over a row and the "
            "elementwise ops that read them: a softmax) in one kernel with a "
            "work-group per row">,
+    Option<"rowPairs", "row-pairs", "bool", /*default=*/"true",
+           "With rows, a work-group takes two neighbouring rows where it "
+           "can hold both in registers and stores nothing that packs rows">,
     Option<"gemmEpilogues", "gemm-epilogues", "std::string",
            /*default=*/"\"all\"",
            "Which readers of a GEMM's result its kernel computes: all, none, "
