@@ -176,6 +176,43 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200">} {
 
 // -----
 
+// The same on a device that miscompiles members sharing a local array
+// (shared_local_memory = 0, as the PoCL preset says): each member declares
+// its own tiles, the first member's, then the second's.
+// CHECK-LABEL: func.func @two_gemms_own_local_memory
+// CHECK: fbl.dispatch @k{{[0-9]+}}_merged
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: fbl.group_id 0
+// CHECK-NEXT: fbl.local_id 0
+// CHECK-NEXT: %[[A0:.*]] = memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NEXT: %[[A1:.*]] = memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NEXT: %[[B0:.*]] = memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NEXT: %[[B1:.*]] = memref.alloca() : memref<2x16x8xvector<4xf32>, 3>
+// CHECK-NOT: memref.alloca
+// CHECK: scf.if
+// CHECK: memref.store {{.*}}, %[[A0]]
+// CHECK-NOT: %[[B0]]
+// CHECK: scf.if
+// CHECK: memref.store {{.*}}, %[[B0]]
+// CHECK: } variants {
+#cp = #fbl.channel_packed<packed = 1>
+module attributes {fbl.target = #fbl.target<"nvidia-h200", shared_local_memory = 0>} {
+  func.func @two_gemms_own_local_memory(%a: tensor<64x64xf32, #cp>, %b: tensor<64x64xf32, #cp>,
+                       %c: tensor<64x64xf32, #cp>, %d: tensor<64x64xf32, #cp>)
+      -> (tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) {
+    %z = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<64x64xf32, #cp>
+    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %p = linalg.matmul ins(%a, %b : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f0 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %e1 = tensor.empty() : tensor<64x64xf32, #cp>
+    %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    %q = linalg.matmul ins(%c, %d : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>) outs(%f1 : tensor<64x64xf32, #cp>) -> tensor<64x64xf32, #cp>
+    return %p, %q : tensor<64x64xf32, #cp>, tensor<64x64xf32, #cp>
+  }
+}
+
+// -----
+
 // Kernels merge only with kernels of as many variants. The 4096-element
 // GEMM takes gemm_tile, with the preset's three variants; the 16384-element
 // one the class's tile, the same but for its stores after 8 k steps, which

@@ -173,6 +173,11 @@ module attributes {fbl.target = #fbl.target<"nvidia-h200", max_write_image_args 
 
 // -----
 
+// expected-error @+1 {{shared_local_memory must be 0 or 1}}
+module attributes {fbl.target = #fbl.target<"nvidia-h200", shared_local_memory = 2>} {}
+
+// -----
+
 // expected-error @+1 {{cache_bytes 1000 is not a whole number of sets of 8 lines of 4x1 RGBA32F texels}}
 module attributes {fbl.target = #fbl.target<"pocl-cpu", cache_bytes = 1000>} {}
 

@@ -546,14 +546,24 @@ static Part withIntegerFields(Part part, IntegerFields<Part, N> fields,
   return part;
 }
 
-/// An error naming the first field of `part` that is not positive.
+/// An error naming the first field of `part` that is not positive (or, for
+/// shared_local_memory, not 0 or 1).
 template <typename Part, size_t N>
 static LogicalResult
 verifyPositiveFields(function_ref<InFlightDiagnostic()> emitError,
                      const Part &part, IntegerFields<Part, N> fields) {
-  for (const auto &f : fields)
+  for (const auto &f : fields) {
+    // A flag among the kernel argument limits.
+    if constexpr (std::is_same_v<Part, ::fbl::target::KernelArgumentLimits>) {
+      if (f.member == &Part::sharedLocalMemory) {
+        if (part.*f.member != 0 && part.*f.member != 1)
+          return emitError() << f.key << " must be 0 or 1";
+        continue;
+      }
+    }
     if (part.*f.member < 1)
       return emitError() << f.key << " must be positive";
+  }
   return success();
 }
 

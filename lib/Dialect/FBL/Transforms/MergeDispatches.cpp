@@ -297,11 +297,24 @@ void mergeBodies(ArrayRef<DispatchOp> members, Region &region,
   Value item =
       LocalIdOp::create(b, loc, b.getIndexType(), b.getI64IntegerAttr(0));
   // Local memory, once: every member declares the same (familyOf), and a
-  // work-group runs one member.
+  // work-group runs one member. Where the device miscompiles that
+  // (shared_local_memory = 0: PoCL), each member declares its own.
+  bool shared =
+      TargetAttr::lookupKernelArguments(members.front()).sharedLocalMemory;
+  // A member's arrays follow the previous member's, at the kernel's top.
   SmallVector<Value> local;
-  for (Operation &op : members.front()->getRegion(r).front())
-    if (isa<memref::AllocaOp>(op))
-      local.push_back(b.clone(op)->getResult(0));
+  Operation *lastLocal = item.getDefiningOp();
+  auto declareLocal = [&](DispatchOp d) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(lastLocal);
+    local.clear();
+    for (Operation &op : d->getRegion(r).front())
+      if (isa<memref::AllocaOp>(op)) {
+        lastLocal = b.clone(op);
+        local.push_back(lastLocal->getResult(0));
+      }
+  };
+  declareLocal(members.front());
 
   // Member by member: its work-groups follow the previous members'.
   int64_t first = 0;
@@ -310,6 +323,8 @@ void mergeBodies(ArrayRef<DispatchOp> members, Region &region,
     DispatchOp d = members[m];
     auto [gx, gy, gz] = groupsOf(d);
     int64_t count = gx * gy * gz;
+    if (m > 0 && !shared)
+      declareLocal(d);
     b.setInsertionPointToEnd(body);
     Value inside;
     if (m > 0)

@@ -35,7 +35,8 @@ inline llvm::hash_code hash_value(const GemmTileClass &c) {
   return llvm::hash_combine(c.minOutputs, hash_value(c.tile), c.ownLaunch);
 }
 inline llvm::hash_code hash_value(const KernelArgumentLimits &l) {
-  return llvm::hash_combine(l.readImages, l.writeImages, l.parameterBytes);
+  return llvm::hash_combine(l.readImages, l.writeImages, l.parameterBytes,
+                            l.sharedLocalMemory);
 }
 inline llvm::hash_code hash_value(const GemmVariant &v) {
   return llvm::hash_combine(v.storeAfterK, v.fusedMultiplyAdd);
