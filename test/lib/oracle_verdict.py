@@ -33,11 +33,30 @@ def elementwise(got, want, rtol, atol, atol_of_max):
         return want.size, float("inf"), float("inf"), want.size, False
     if not want.size:
         return 0, 0.0, 0.0, 0, True
-    scale = max(float(np.max(np.abs(want))), 1e-30)
-    err = np.abs(got - want)
+    scale = largest_magnitude(want)
+    err = difference(got, want)
     tol = (atol * scale if atol_of_max else atol) + rtol * np.abs(want)
-    return (want.size, float(np.max(err / tol)), float(np.max(err)) / scale,
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(err == 0, 0.0, err / tol)
+    return (want.size, float(np.max(ratio)), float(np.max(err)) / scale,
             int(np.sum(err > tol)), True)
+
+
+def largest_magnitude(values):
+    """max |values| over the finite ones (at least 1e-30)."""
+    finite = values[np.isfinite(values)]
+    return max(float(np.max(np.abs(finite))) if finite.size else 0.0, 1e-30)
+
+
+def difference(got, want):
+    """|got - want| elementwise, where a NaN or infinity that the other does
+    not match is an infinite difference (so that it is never within a
+    tolerance: NaN > tol is false) and equal values, infinities and NaNs
+    included, differ by 0."""
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got - want)
+    return np.where(same, 0.0, np.where(np.isnan(err), np.inf, err))
 
 
 def relative_error(got, reference):
@@ -46,8 +65,8 @@ def relative_error(got, reference):
     reference = np.asarray(reference, dtype=np.float64).ravel()
     if not reference.size:
         return 0.0
-    scale = max(float(np.max(np.abs(reference))), 1e-30)
-    return float(np.max(np.abs(got - reference))) / scale
+    return (float(np.max(difference(got, reference)))
+            / largest_magnitude(reference))
 
 
 def within_f32_rounding(got, want32, want64, rtol):

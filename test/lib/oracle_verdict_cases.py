@@ -9,7 +9,9 @@ DIR/oracle, DIR/oracle64 (an f64 evaluation), and results of a device:
               (terms that cancel: elements near zero miss rtol 1e-3);
   wrong/      the same, one element read from the wrong index;
   far/        the same rounding, 5x larger than the oracle's own;
-  resized/    one result of another size.
+  resized/    one result of another size;
+  nan/        the loss NaN (a NaN is never within a tolerance: before,
+              NaN > tol being false let a NaN result pass).
 """
 import os
 import sys
@@ -44,6 +46,7 @@ def main():
     save("wrong", [loss, wrong])
     save("far", [loss, exact + 5 * (oracle32 - exact)])
     save("resized", [loss, device[:-1]])
+    save("nan", [np.array([np.nan]), device])
 
 
 if __name__ == "__main__":
