@@ -16,6 +16,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,11 +50,14 @@ struct ExecutionModel {
 };
 
 /// One optional integer field of a part of the target (its execution
-/// model, its kernel argument limits): its key in `#fbl.target<...>` and
-/// where it lives.
+/// model, its kernel argument limits): its key in `#fbl.target<...>`, where
+/// it lives and the values it may take (a count is at least 1; a flag is 0
+/// or 1).
 template <typename Part> struct IntegerField {
   const char *key;
   int64_t Part::*member;
+  int64_t least = 1;
+  int64_t most = std::numeric_limits<int64_t>::max();
 };
 using ExecutionField = IntegerField<ExecutionModel>;
 inline constexpr ExecutionField kExecutionFields[] = {
@@ -95,7 +99,7 @@ inline constexpr IntegerField<KernelArgumentLimits> kKernelArgumentFields[] = {
     {"max_read_image_args", &KernelArgumentLimits::readImages},
     {"max_write_image_args", &KernelArgumentLimits::writeImages},
     {"max_parameter_bytes", &KernelArgumentLimits::parameterBytes},
-    {"shared_local_memory", &KernelArgumentLimits::sharedLocalMemory},
+    {"shared_local_memory", &KernelArgumentLimits::sharedLocalMemory, 0, 1},
 };
 /// What OpenCL 1.2 promises every device with images (full profile): the
 /// limits of a target that is not a preset and does not give its own.

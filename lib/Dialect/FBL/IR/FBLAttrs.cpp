@@ -546,23 +546,19 @@ static Part withIntegerFields(Part part, IntegerFields<Part, N> fields,
   return part;
 }
 
-/// An error naming the first field of `part` that is not positive (or, for
-/// shared_local_memory, not 0 or 1).
+/// An error naming the first field of `part` outside its range.
 template <typename Part, size_t N>
 static LogicalResult
-verifyPositiveFields(function_ref<InFlightDiagnostic()> emitError,
-                     const Part &part, IntegerFields<Part, N> fields) {
+verifyFieldRanges(function_ref<InFlightDiagnostic()> emitError,
+                  const Part &part, IntegerFields<Part, N> fields) {
   for (const auto &f : fields) {
-    // A flag among the kernel argument limits.
-    if constexpr (std::is_same_v<Part, ::fbl::target::KernelArgumentLimits>) {
-      if (f.member == &Part::sharedLocalMemory) {
-        if (part.*f.member != 0 && part.*f.member != 1)
-          return emitError() << f.key << " must be 0 or 1";
-        continue;
-      }
-    }
-    if (part.*f.member < 1)
+    int64_t v = part.*f.member;
+    if (v >= f.least && v <= f.most)
+      continue;
+    if (f.most == std::numeric_limits<int64_t>::max() && f.least == 1)
       return emitError() << f.key << " must be positive";
+    return emitError() << f.key << " must be " << f.least
+                       << (f.most == f.least + 1 ? " or " : " to ") << f.most;
   }
   return success();
 }
@@ -625,10 +621,10 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
     return emitError() << "preferred_workgroup " << preferredWorkgroup[0] << "x"
                        << preferredWorkgroup[1]
                        << " exceeds max_workgroup_size " << maxWorkgroupSize;
-  if (failed(verifyPositiveFields(emitError, execution,
-                                  ::fbl::target::kExecutionFields)) ||
-      failed(verifyPositiveFields(emitError, kernelArguments,
-                                  ::fbl::target::kKernelArgumentFields)))
+  if (failed(verifyFieldRanges(emitError, execution,
+                               ::fbl::target::kExecutionFields)) ||
+      failed(verifyFieldRanges(emitError, kernelArguments,
+                               ::fbl::target::kKernelArgumentFields)))
     return failure();
   if (halfStorage && !fp16)
     return emitError() << "half_storage needs fp16 = true (images that store "

@@ -185,6 +185,12 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
   int grouped = group.groupedRow();
   bool alongGroup =
       along && grouped >= 0 && along == b.getAffineDimExpr(grouped);
+  // The whole texel holding the element at `at`.
+  auto loadTexel = [&](ArrayRef<Value> at) -> Value {
+    std::array<Value, 4> texel = a.texelOf(type, indexAt(map, at));
+    return LoadTexelOp::create(b, loc, texelType, handle, texel[0], texel[1],
+                               texel[2]);
+  };
   // Row r's channel of a texel that holds the work-group's rows (4 packed
   // rows, or 2 paired rows from an even one).
   auto groupChannel = [&](Value texel) -> Value {
@@ -201,13 +207,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
       kb.setInsertionPointToTopLevel();
       SmallVector<Value> at(alongGroup ? base : row[r]);
       at.push_back(a.c(0));
-      if (alongGroup) {
-        std::array<Value, 4> texel = a.texelOf(type, indexAt(map, at));
-        value = LoadTexelOp::create(b, loc, texelType, handle, texel[0],
-                                    texel[1], texel[2]);
-      } else {
-        value = a.load(handle, indexAt(map, at));
-      }
+      value = alongGroup ? loadTexel(at) : a.load(handle, indexAt(map, at));
     }
     return alongGroup ? groupChannel(value) : value;
   }
@@ -218,9 +218,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
       if (!texel) {
         SmallVector<Value> first(ivs);
         first.back() = a.mul(step, fl::kTexelChannels);
-        std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
-        texel =
-            LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1], at[2]);
+        texel = loadTexel(first);
       }
       return vector::ExtractOp::create(b, loc, texel, lane);
     }
@@ -230,9 +228,7 @@ Value RowKernelEmitter::inputAt(linalg::LinalgOp op, OpOperand &operand,
       if (!texel) {
         SmallVector<Value> first(base);
         first.push_back(ivs.back());
-        std::array<Value, 4> at = a.texelOf(type, indexAt(map, first));
-        texel =
-            LoadTexelOp::create(b, loc, texelType, handle, at[0], at[1], at[2]);
+        texel = loadTexel(first);
       }
       return groupChannel(texel);
     }
