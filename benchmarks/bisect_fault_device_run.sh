@@ -54,8 +54,18 @@ PY
       mid=$(((lo + hi) / 2))
       if faults "$mid"; then hi=$mid; else lo=$mid; fi
     done
-    echo "== the fault needs launch $((hi - 1)):" \
-      "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['kernels'][int(sys.argv[2])]['name'])" \
-         "$work/bundle/manifest.json" "$((hi - 1))")"
+    # Whether that launch writes what the tail reads (a value the fault
+    # needs) or only adds to the images the step has touched (a resource).
+    python3 - "$work/bundle/manifest.json" "$((hi - 1))" "$tail" <<'PY'
+import json, sys
+kernels = json.load(open(sys.argv[1]))["kernels"]
+p, tail = int(sys.argv[2]), int(sys.argv[3])
+writes = {a["memory"] for a in kernels[p]["args"] if a["access"] != "read"}
+reads = {a["memory"] for k in kernels[tail:] for a in k["args"] if a["access"] == "read"}
+touched = {a["memory"] for k in kernels[:p + 1] + kernels[tail:] for a in k["args"]}
+print(f"== the fault needs launch {p}: {kernels[p]['name']}; it writes "
+      f"{len(writes & reads)} of the images launches {tail}.. read; "
+      f"launches 0..{p} and {tail}.. touch {len(touched)} images")
+PY
   fi
 } 2>&1 | tee "$out/bisect-fault.log"
