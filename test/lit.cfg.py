@@ -102,7 +102,7 @@ add_script("%scatter_property", "scatter_property.py", FBL_BIN, LLVM_BIN)
 # The libFuzzer targets (FBL_BUILD_FUZZERS).
 if config.fbl_fuzzers:
     config.available_features.add("fuzzers")
-for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val",
+for tool in ["fbl-run", "fbl-model", "fbl-finetune", "spirv-val", "image_residency",
              "fbl-fuzz-compile", "fbl-fuzz-manifest", "fbl-fuzz-npy"]:
     llvm_config.add_tool_substitutions(
         [ToolSubst(tool, unresolved="ignore")],
