@@ -1,9 +1,9 @@
 //===- ProfilingQueue.h - The OpenCL queue a benchmark program times on ---===//
 //
-// The benchmark programs (clblast_gemm, launch_overhead) take a device by
-// its index among all platforms' devices and time on an in-order queue with
-// profiling, as libfbl_runtime launches. Errors end the program with a
-// message naming it.
+// The benchmark programs (clblast_gemm, launch_overhead, image_residency)
+// take a device by its index among all platforms' devices and time on an
+// in-order queue with profiling, as libfbl_runtime launches. Errors end the
+// program with a message naming it.
 //
 //===----------------------------------------------------------------------===//
 
